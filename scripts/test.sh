@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# test.sh - the whole test suite (what CI runs): installs what is missing, then runs every
+# scripts/suites/*.sh in order and ends with one line of totals.
+# Usage: scripts/test.sh [SUITE-NAME-PATTERN]   e.g. scripts/test.sh native
+set -uo pipefail
+export LN_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export LN_OUT=${LN_OUT:-$LN_ROOT/out}
+rm -rf "$LN_OUT" && mkdir -p "$LN_OUT"
+[ "${LN_SKIP_DEPS:-0}" = 1 ] || "$LN_ROOT/scripts/deps.sh" test || exit 1
+
+pattern=${1:-}
+status=0
+for suite in "$LN_ROOT"/scripts/suites/*.sh; do
+  name=$(basename "$suite" .sh)
+  [[ -z $pattern || $name == *$pattern* ]] || continue
+  echo "=== suite $name"
+  start=$SECONDS
+  if ! bash "$suite"; then
+    echo "=== suite $name FAILED"
+    status=1
+    grep -q "^$name " "$LN_OUT/ledger" 2>/dev/null || echo "$name 0 1 0" >> "$LN_OUT/ledger"
+  fi
+  echo "=== suite $name took $((SECONDS - start)) s"
+done
+
+echo
+echo "per suite (passed failed skipped):"
+column -t "$LN_OUT/ledger" 2>/dev/null || cat "$LN_OUT/ledger"
+read -r p f s < <(awk '{p+=$2; f+=$3; s+=$4} END {print p+0, f+0, s+0}' "$LN_OUT/ledger")
+[ "$f" = 0 ] || status=1
+echo "tests: $p passed, $f failed, $s skipped"
+exit $status

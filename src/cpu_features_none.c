@@ -1,0 +1,4 @@
+/* cpu_features_none.c - other architectures: the scalar kernel only. */
+#include "ln_internal.h"
+
+unsigned ln_cpu_isa_mask(void) { return 1u << LN_ISA_SCALAR; }
