@@ -53,6 +53,8 @@ typedef void (*ln_fwd_fn)(const ln_fwd_args *a, size_t r0, size_t r1);
 typedef void (*ln_bwd_fn)(const ln_bwd_args *a, size_t r0, size_t r1,
                           float *dgamma_part, float *dbeta_part);
 
+/* One table per ISA, filled with designated initializers in that ISA's kernel file; every
+   field must be set for every ISA (the dispatcher swaps whole tables, never fields). */
 typedef struct ln_kernels {
     int isa;
     const char *name;

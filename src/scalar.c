@@ -87,4 +87,9 @@ static void backward_scalar(const ln_bwd_args *a, size_t r0, size_t r1, float *d
     }
 }
 
-const ln_kernels ln_kernels_scalar = {LN_ISA_SCALAR, "scalar", forward_scalar, backward_scalar};
+const ln_kernels ln_kernels_scalar = {
+    .isa = LN_ISA_SCALAR,
+    .name = "scalar",
+    .forward = forward_scalar,
+    .backward = backward_scalar,
+};
