@@ -88,7 +88,7 @@ LN_API int ln_forward_f32(const float *x, const float *gamma, const float *beta,
     const int st = check_forward(&a, rows);
     if (st != LN_OK)
         return st;
-    ln_active()->forward(&a, 0, rows);
+    ln_forward_run(ln_active(), &a, rows);
     return LN_OK;
 }
 

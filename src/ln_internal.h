@@ -97,4 +97,24 @@ const ln_kernels *ln_active(void);
 int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
                     float *dgamma, float *dbeta);
 
+/* Runs a validated forward over all rows, on threads when the setting and size call for it. */
+void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows);
+
+/*
+ * Threads (threads.c). A call of `work` = rows*cols elements gets one thread per
+ * LN_THREAD_MIN_WORK elements, at most ln_get_num_threads() and at most `units` (rows,
+ * or backward's blocks); fewer than two means the caller runs the kernel itself. The
+ * default was measured: below it a second thread costs more than it saves.
+ */
+#define LN_THREAD_MIN_WORK ((size_t)32768)
+int ln_threads_for(size_t work, size_t units);
+void ln_forward_threads(const ln_kernels *k, const ln_fwd_args *a, size_t rows, int t);
+/* LN_ERR_NOMEM (nothing written) if the partials of all blocks cannot be allocated. */
+int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
+                        float *dgamma, float *dbeta, int t);
+/* For tests: the minimum elements per thread (0: the default); returns the previous. */
+size_t ln_threads_min_work(size_t min_work);
+/* For tests: the size of the last team that ran since the previous query (1: none). */
+int ln_threads_last_team(void);
+
 #endif /* LN_INTERNAL_H */

@@ -1,0 +1,174 @@
+/* threads.c - opt-in OpenMP row splitting whose results are bitwise those of one thread. */
+#include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "ln_internal.h"
+
+/* libgomp exits the process when it cannot create a thread, so the team size is capped
+   well below what a 64-bit process can create with default stacks. */
+#define LN_THREADS_CAP 256
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static atomic_int g_threads;      /* the setting; 0 until init_once has run */
+static atomic_int g_team_started; /* this process has entered a parallel region */
+static atomic_int g_no_teams;     /* a forked child of a process with teams, or no guard */
+static _Atomic size_t g_min_work = LN_THREAD_MIN_WORK;
+static atomic_int g_last_team = 1;
+
+static int clamp_threads(long n) { return n < 1 ? 1 : n > LN_THREADS_CAP ? LN_THREADS_CAP : (int)n; }
+
+/* libgomp is not fork-safe: a child inherits the parent's thread pool without its threads,
+   and its first parallel region waits for them forever (PyTorch #19163). A child of a
+   process whose teams have started therefore runs every call on its own thread. */
+static void child_after_fork(void)
+{
+    if (atomic_load_explicit(&g_team_started, memory_order_relaxed))
+        atomic_store_explicit(&g_no_teams, 1, memory_order_relaxed);
+}
+
+static void init_once(void)
+{
+    int n = 1;
+    const char *env = getenv("LN_NUM_THREADS");
+    if (env && *env) {
+        char *end;
+        const long v = strtol(env, &end, 10);
+        if (*end == '\0')
+            n = clamp_threads(v);
+    }
+    /* Without the fork guard a forked child could hang: then threads are never used. */
+    if (pthread_atfork(NULL, NULL, child_after_fork) != 0)
+        atomic_store(&g_no_teams, 1);
+    int expected = 0;
+    atomic_compare_exchange_strong(&g_threads, &expected, n);
+}
+
+static int setting(void)
+{
+    const int n = atomic_load_explicit(&g_threads, memory_order_relaxed);
+    if (n)
+        return n;
+    pthread_once(&g_once, init_once);
+    return atomic_load_explicit(&g_threads, memory_order_relaxed);
+}
+
+LN_API int ln_get_num_threads(void) { return setting(); }
+
+LN_API int ln_set_num_threads(int n)
+{
+    pthread_once(&g_once, init_once);
+    atomic_store_explicit(&g_threads, clamp_threads(n), memory_order_relaxed);
+    return LN_OK;
+}
+
+int ln_threads_for(size_t work, size_t units)
+{
+    const int n = setting();
+    if (n == 1 || atomic_load_explicit(&g_no_teams, memory_order_relaxed))
+        return 1;
+    size_t t = work / atomic_load_explicit(&g_min_work, memory_order_relaxed);
+    if (t > units)
+        t = units;
+    if (t > (size_t)n)
+        t = (size_t)n;
+    return t < 2 ? 1 : (int)t;
+}
+
+size_t ln_threads_min_work(size_t min_work)
+{
+    return atomic_exchange(&g_min_work, min_work ? min_work : LN_THREAD_MIN_WORK);
+}
+
+int ln_threads_last_team(void) { return atomic_exchange(&g_last_team, 1); }
+
+/* Thread i of nt takes [*lo, *hi) of n units: contiguous, sizes differing by at most one. */
+static void share(size_t n, size_t i, size_t nt, size_t *lo, size_t *hi)
+{
+    const size_t base = n / nt, extra = n % nt;
+    *lo = i * base + (i < extra ? i : extra);
+    *hi = *lo + base + (i < extra);
+}
+
+static void team_begins(void) { atomic_store_explicit(&g_team_started, 1, memory_order_relaxed); }
+
+static void team_ran(void)
+{
+    atomic_store_explicit(&g_last_team, omp_get_num_threads(), memory_order_relaxed);
+}
+
+void ln_forward_threads(const ln_kernels *k, const ln_fwd_args *a, size_t rows, int t)
+{
+    team_begins();
+#pragma omp parallel num_threads(t)
+    {
+        size_t r0, r1;
+        share(rows, (size_t)omp_get_thread_num(), (size_t)omp_get_num_threads(), &r0, &r1);
+        if (r0 < r1)
+            k->forward(a, r0, r1);
+        if (omp_get_thread_num() == 0)
+            team_ran();
+    }
+}
+
+/* out[j0..j1) = the sum over blocks b of part[b * 2n + j], in block order in double. */
+static void fold(double *acc, const float *part, size_t n, size_t nb, size_t j0, size_t j1,
+                 float *out)
+{
+    for (size_t j = j0; j < j1; j++)
+        acc[j] = 0.0;
+    for (size_t b = 0; b < nb; b++)
+        for (size_t j = j0; j < j1; j++)
+            acc[j] += (double)part[b * 2 * n + j];
+    for (size_t j = j0; j < j1; j++)
+        out[j] = (float)acc[j];
+}
+
+/*
+ * Each thread runs whole blocks of LN_BWD_BLOCK rows and keeps every block's partials;
+ * after a barrier each thread folds a range of columns over all blocks in block order in
+ * double. That is exactly ln_backward_run's single-thread sequence of additions per
+ * column, so dgamma and dbeta have the same bits for any team size.
+ */
+int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
+                        float *dgamma, float *dbeta, int t)
+{
+    const size_t n = a->cols, nb = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
+    const int grads = dgamma || dbeta;
+    double *acc = NULL;
+    float *part = NULL;
+    if (grads) {
+        acc = malloc(2 * n * sizeof(double) + nb * 2 * n * sizeof(float));
+        if (!acc)
+            return LN_ERR_NOMEM;
+        part = (float *)(acc + 2 * n);
+    }
+    team_begins();
+#pragma omp parallel num_threads(t)
+    {
+        const size_t i = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+        size_t b0, b1;
+        share(nb, i, nt, &b0, &b1);
+        if (!grads && b0 < b1) /* no partials: the blocks need not be cut */
+            k->backward(a, b0 * LN_BWD_BLOCK, b1 == nb ? rows : b1 * LN_BWD_BLOCK, NULL, NULL);
+        for (size_t b = b0; grads && b < b1; b++) {
+            const size_t r0 = b * LN_BWD_BLOCK, r1 = b + 1 == nb ? rows : r0 + LN_BWD_BLOCK;
+            float *p = part + b * 2 * n;
+            k->backward(a, r0, r1, dgamma ? p : NULL, dbeta ? p + n : NULL);
+        }
+        if (grads) {
+#pragma omp barrier
+            size_t j0, j1;
+            share(n, i, nt, &j0, &j1);
+            if (dgamma)
+                fold(acc, part, n, nb, j0, j1, dgamma);
+            if (dbeta)
+                fold(acc + n, part + n, n, nb, j0, j1, dbeta);
+        }
+        if (i == 0)
+            team_ran();
+    }
+    free(acc);
+    return LN_OK;
+}

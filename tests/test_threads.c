@@ -1,0 +1,206 @@
+/* test_threads.c - one ISA's kernels give the same bits on 1..8 threads as on one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ln_internal.h"
+#include "testutil.h"
+
+#define MAX_THREADS 8
+
+static const ln_kernels *g_k;
+
+/* Rows below, at and above LN_BWD_BLOCK and not multiples of it, rows < threads, cols
+   with and without SIMD tails. Sizes stay small enough for the qemu suites. */
+static const struct {
+    size_t rows, cols;
+} k_shapes[] = {{1, 1},    {1, 768},  {3, 5},     {7, 64},    {63, 33},  {64, 17},
+                {65, 100}, {130, 7},  {200, 1},   {257, 768}, {777, 61}, {129, 1601},
+                {520, 96}, {9, 4096}, {1100, 24}};
+#define N_SHAPES (sizeof k_shapes / sizeof k_shapes[0])
+
+/* Which outputs backward is asked for: every combination the drivers treat differently. */
+enum { ALL, DGAMMA_ONLY, DBETA_ONLY, DX_ONLY, GRADS_ONLY, N_VARIANTS };
+
+typedef struct problem {
+    size_t rows, cols;
+    float *x, *gamma, *beta, *dy;
+} problem;
+
+/* All outputs of one forward and one backward, in one buffer so one memcmp compares them. */
+typedef struct outputs {
+    float *buf, *y, *mean, *rstd, *dx, *dgamma, *dbeta;
+    size_t len;
+} outputs;
+
+static void problem_init(problem *p, size_t rows, size_t cols, uint64_t seed)
+{
+    tu_rng rng = {seed};
+    p->rows = rows, p->cols = cols;
+    p->x = malloc(rows * cols * sizeof(float));
+    p->dy = malloc(rows * cols * sizeof(float));
+    p->gamma = malloc(cols * sizeof(float));
+    p->beta = malloc(cols * sizeof(float));
+    assert_non_null(p->x), assert_non_null(p->dy), assert_non_null(p->gamma), assert_non_null(p->beta);
+    /* An offset mean makes the statistics' rounding depend on every element. */
+    tu_fill_normal(&rng, p->x, rows * cols, 100.0, 3.0);
+    tu_fill_normal(&rng, p->dy, rows * cols, 0.0, 1.0);
+    tu_fill_normal(&rng, p->gamma, cols, 1.0, 0.5);
+    tu_fill_normal(&rng, p->beta, cols, 0.0, 0.5);
+}
+
+static void problem_free(problem *p) { free(p->x), free(p->dy), free(p->gamma), free(p->beta); }
+
+static void outputs_init(outputs *o, size_t rows, size_t cols)
+{
+    o->len = 2 * rows * cols + 2 * rows + 2 * cols;
+    o->buf = malloc(o->len * sizeof(float));
+    assert_non_null(o->buf);
+    o->y = o->buf, o->dx = o->y + rows * cols, o->mean = o->dx + rows * cols;
+    o->rstd = o->mean + rows, o->dgamma = o->rstd + rows, o->dbeta = o->dgamma + cols;
+}
+
+/* Forward, then backward from forward's own mean and rstd. Outputs not asked for keep
+   the sentinel, so a driver writing one it should not is caught by the comparison.
+   team[0], team[1]: the team sizes forward and backward ran with. */
+static void compute(const problem *p, outputs *o, int variant, int team[2])
+{
+    const size_t rows = p->rows, n = p->cols;
+    tu_sentinel_fill(o->buf, o->len);
+    const ln_fwd_args fa = {p->x, n, p->gamma, p->beta, o->y, n, o->mean, o->rstd, n, 1e-5f};
+    ln_threads_last_team();
+    ln_forward_run(g_k, &fa, rows);
+    team[0] = ln_threads_last_team();
+    float *dx = variant == DGAMMA_ONLY || variant == DBETA_ONLY || variant == GRADS_ONLY ? NULL : o->dx;
+    float *dg = variant == ALL || variant == DGAMMA_ONLY || variant == GRADS_ONLY ? o->dgamma : NULL;
+    float *db = variant == ALL || variant == DBETA_ONLY || variant == GRADS_ONLY ? o->dbeta : NULL;
+    const ln_bwd_args ba = {p->dy, n, p->x, n, p->gamma, o->mean, o->rstd, dx, n, n};
+    assert_int_equal(ln_backward_run(g_k, &ba, rows, dg, db), LN_OK);
+    team[1] = ln_threads_last_team();
+}
+
+/* The team size each driver must have used: one thread per unit at most (rows for
+   forward, blocks for backward), never more than asked. */
+static int expected_team(int threads, size_t units)
+{
+    return (size_t)threads < units ? threads : (int)units;
+}
+
+static void check_shape(size_t rows, size_t cols, int variant, uint64_t seed)
+{
+    problem p;
+    outputs ref, got;
+    problem_init(&p, rows, cols, seed);
+    outputs_init(&ref, rows, cols), outputs_init(&got, rows, cols);
+    int team[2];
+    ln_set_num_threads(1);
+    compute(&p, &ref, variant, team);
+    assert_int_equal(team[0], 1), assert_int_equal(team[1], 1);
+    const size_t blocks = (rows + LN_BWD_BLOCK - 1) / LN_BWD_BLOCK;
+    for (int t = 2; t <= MAX_THREADS; t++) {
+        ln_set_num_threads(t);
+        compute(&p, &got, variant, team);
+        /* Proof that the threaded drivers ran, not the one-thread path. */
+        assert_int_equal(team[0], expected_team(t, rows));
+        assert_int_equal(team[1], expected_team(t, blocks));
+        if (memcmp(ref.buf, got.buf, ref.len * sizeof(float)) != 0)
+            fail_msg("%s: rows %zu cols %zu variant %d: %d threads differ from one", g_k->name,
+                     rows, cols, variant, t);
+    }
+    ln_set_num_threads(1);
+    free(ref.buf), free(got.buf);
+    problem_free(&p);
+}
+
+/* Every shape with every output, on threads for any size (one element per thread). */
+static void identical_for_any_thread_count(void **state)
+{
+    (void)state;
+    const size_t old = ln_threads_min_work(1);
+    for (size_t s = 0; s < N_SHAPES; s++)
+        check_shape(k_shapes[s].rows, k_shapes[s].cols, ALL, 1000 + s);
+    ln_threads_min_work(old);
+}
+
+/* The partial-output cases take other paths in the drivers (no partials, one of two). */
+static void identical_for_every_output_subset(void **state)
+{
+    (void)state;
+    const size_t old = ln_threads_min_work(1);
+    for (int v = DGAMMA_ONLY; v < N_VARIANTS; v++) {
+        check_shape(257, 33, v, 2000 + (uint64_t)v);
+        check_shape(65, 7, v, 3000 + (uint64_t)v);
+    }
+    ln_threads_min_work(old);
+}
+
+/* y == x is allowed; each thread's rows are read before they are overwritten, like one. */
+static void in_place_forward(void **state)
+{
+    (void)state;
+    const size_t rows = 300, n = 77, old = ln_threads_min_work(1);
+    problem p;
+    problem_init(&p, rows, n, 77);
+    float *a = malloc(rows * n * sizeof *a), *b = malloc(rows * n * sizeof *b);
+    assert_non_null(a), assert_non_null(b);
+    memcpy(a, p.x, rows * n * sizeof *a);
+    memcpy(b, p.x, rows * n * sizeof *b);
+    ln_set_num_threads(1);
+    const ln_fwd_args one = {a, n, p.gamma, p.beta, a, n, NULL, NULL, n, 1e-5f};
+    ln_forward_run(g_k, &one, rows);
+    ln_set_num_threads(5);
+    const ln_fwd_args five = {b, n, p.gamma, p.beta, b, n, NULL, NULL, n, 1e-5f};
+    ln_forward_run(g_k, &five, rows);
+    assert_int_equal(ln_threads_last_team(), 5);
+    assert_memory_equal(a, b, rows * n * sizeof *a);
+    ln_set_num_threads(1);
+    ln_threads_min_work(old);
+    free(a), free(b);
+    problem_free(&p);
+}
+
+/* The default threshold: one thread per LN_THREAD_MIN_WORK elements, capped by units
+   and by the setting; one thread whenever the setting is 1. */
+static void team_size_rule(void **state)
+{
+    (void)state;
+    const size_t w = LN_THREAD_MIN_WORK;
+    ln_threads_min_work(0);
+    ln_set_num_threads(1);
+    assert_int_equal(ln_threads_for(1000 * w, 1000), 1);
+    ln_set_num_threads(8);
+    assert_int_equal(ln_threads_for(2 * w - 1, 1000), 1);
+    assert_int_equal(ln_threads_for(2 * w, 1000), 2);
+    assert_int_equal(ln_threads_for(5 * w + w / 2, 1000), 5);
+    assert_int_equal(ln_threads_for(1000 * w, 1000), 8);
+    assert_int_equal(ln_threads_for(1000 * w, 3), 3);
+    assert_int_equal(ln_threads_for(1000 * w, 1), 1);
+    ln_set_num_threads(1);
+}
+
+int main(int argc, char **argv)
+{
+    const int isa = argc > 1 ? tu_isa_from_name(argv[1]) : -1;
+    if (isa < 0) {
+        fprintf(stderr, "usage: %s scalar|avx2|avx512|neon|sve\n", argv[0]);
+        return 2;
+    }
+    g_k = ln_kernels_get(isa);
+    if (!g_k) {
+        printf("SKIP: %s kernels not built or not runnable here\n", argv[1]);
+        return TU_SKIP;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(identical_for_any_thread_count),
+        cmocka_unit_test(identical_for_every_output_subset),
+        cmocka_unit_test(in_place_forward),
+        cmocka_unit_test(team_size_rule),
+    };
+    return cmocka_run_group_tests_name(argv[1], tests, NULL, NULL);
+}
