@@ -10,6 +10,34 @@
    well below what a 64-bit process can create with default stacks. */
 #define LN_THREADS_CAP 256
 
+/*
+ * libgomp is not built with ThreadSanitizer, so TSan sees none of the happens-before
+ * edges of its fork, barrier and join, and reports the master reading what the team
+ * wrote as races. Under TSan these annotations state exactly those edges and no others;
+ * a race between two threads of one team is still reported. No-ops otherwise.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define LN_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LN_TSAN 1
+#endif
+#endif
+#if defined(LN_TSAN)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define EDGE_FROM(p) __tsan_release(p)
+#define EDGE_TO(p) __tsan_acquire(p)
+#else
+#define EDGE_FROM(p) ((void)(p))
+#define EDGE_TO(p) ((void)(p))
+#endif
+
+/* The sync points of one parallel region, each a distinct address for TSan. */
+typedef struct edges {
+    char fork, barrier, join;
+} edges;
+
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static atomic_int g_threads;      /* the setting; 0 until init_once has run */
 static atomic_int g_team_started; /* this process has entered a parallel region */
@@ -100,16 +128,21 @@ static void team_ran(void)
 
 void ln_forward_threads(const ln_kernels *k, const ln_fwd_args *a, size_t rows, int t)
 {
+    edges e;
     team_begins();
+    EDGE_FROM(&e.fork);
 #pragma omp parallel num_threads(t)
     {
+        EDGE_TO(&e.fork);
         size_t r0, r1;
         share(rows, (size_t)omp_get_thread_num(), (size_t)omp_get_num_threads(), &r0, &r1);
         if (r0 < r1)
             k->forward(a, r0, r1);
         if (omp_get_thread_num() == 0)
             team_ran();
+        EDGE_FROM(&e.join);
     }
+    EDGE_TO(&e.join);
 }
 
 /* out[j0..j1) = the sum over blocks b of part[b * 2n + j], in block order in double. */
@@ -144,9 +177,12 @@ int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
             return LN_ERR_NOMEM;
         part = (float *)(acc + 2 * n);
     }
+    edges e;
     team_begins();
+    EDGE_FROM(&e.fork);
 #pragma omp parallel num_threads(t)
     {
+        EDGE_TO(&e.fork);
         const size_t i = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
         size_t b0, b1;
         share(nb, i, nt, &b0, &b1);
@@ -158,7 +194,9 @@ int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
             k->backward(a, r0, r1, dgamma ? p : NULL, dbeta ? p + n : NULL);
         }
         if (grads) {
+            EDGE_FROM(&e.barrier);
 #pragma omp barrier
+            EDGE_TO(&e.barrier);
             size_t j0, j1;
             share(n, i, nt, &j0, &j1);
             if (dgamma)
@@ -168,7 +206,9 @@ int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
         }
         if (i == 0)
             team_ran();
+        EDGE_FROM(&e.join);
     }
+    EDGE_TO(&e.join);
     free(acc);
     return LN_OK;
 }
