@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# abi-check.sh - the ABI gate by hand: export check plus abidiff against abi/liblayernorm.abi.
+# abi-check.sh - the ABI gate by hand: export check, abidiff and constants against abi/.
 # Usage: scripts/abi-check.sh [LIB.so]   (without LIB: builds one in $LN_OUT/build-abi)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -12,4 +12,5 @@ fi
 rc=0
 ln_abi_symbols "$lib" || rc=1
 ln_abi_diff "$lib" || rc=1
+ln_abi_constants_check || rc=1
 exit $rc

@@ -2,6 +2,7 @@
 # and the export check, shared by suites/60-package.sh, abi-check.sh and abi-update.sh.
 
 LN_ABI_BASE=$LN_ROOT/abi/liblayernorm.abi
+LN_ABI_CONSTS=$LN_ROOT/abi/constants.txt
 
 # ln_abi_build DIR: the shared library as the baseline is made from it (gcc -O2 -g, no
 # tests). abidiff needs the DWARF: without it a changed signature goes unnoticed. Source
@@ -49,15 +50,48 @@ ln_abi_symbols() {
     $2 == "A" && $3 ~ /^LAYERNORM_[0-9]+\.[0-9]+$/ { next }
     { n = $3; sub(/@.*/, "", n); if (n !~ /^ln_/) print }')
   declared=$(grep -E '^LN_API ' "$LN_ROOT/include/layernorm.h" |
-    grep -oE '\bln_[a-z0-9_]+ *\(' | tr -d '( ' | sort -u)
+    grep -oE '\bln_[a-z0-9_]+ *\(' | tr -d '( ' | LC_ALL=C sort -u)
   exported=$(nm -D --defined-only "$lib" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' |
-    grep '^ln_' | sort -u || true)
-  missing=$(comm -23 <(echo "$declared") <(echo "$exported"))
-  extra=$(comm -13 <(echo "$declared") <(echo "$exported"))
+    grep '^ln_' | LC_ALL=C sort -u || true)
+  missing=$(LC_ALL=C comm -23 <(echo "$declared") <(echo "$exported"))
+  extra=$(LC_ALL=C comm -13 <(echo "$declared") <(echo "$exported"))
   [ -z "$bad" ] || echo "abi: exported symbols outside ln_*:"$'\n'"$bad" >&2
   [ -z "$missing" ] || echo "abi: declared LN_API but not exported (layernorm.map?): $missing" >&2
   [ -z "$extra" ] || echo "abi: exported but not declared LN_API in layernorm.h: $extra" >&2
   [ -z "$bad$missing$extra" ] || return 1
   echo "abi: exports = the $(echo "$declared" | wc -l) LN_API functions of layernorm.h," \
     "versions $(nm -D --defined-only "$lib" | awk '$2 == "A" { printf "%s ", $3 }')"
+}
+
+# ln_abi_constants OUT: "NAME VALUE" for every LN_* enum constant of layernorm.h (status
+# codes, ISA ids), valued by the compiler. abidiff cannot see these: they appear in no
+# signature, yet callers compile them in.
+ln_abi_constants() {
+  local names n tmp rc=0
+  names=$(sed -nE 's/^[[:space:]]*(LN_[A-Z0-9_]+)[[:space:]]*=.*/\1/p' "$LN_ROOT/include/layernorm.h")
+  tmp=$(mktemp -d)
+  {
+    printf '#include <stdio.h>\n#include "layernorm.h"\nint main(void)\n{\n'
+    for n in $names; do printf '    printf("%%s %%d\\n", "%s", (int)%s);\n' "$n" "$n"; done
+    printf '    return 0;\n}\n'
+  } > "$tmp/consts.c"
+  gcc -I"$LN_ROOT/include" -o "$tmp/consts" "$tmp/consts.c" && "$tmp/consts" | LC_ALL=C sort > "$1" || rc=1
+  rm -rf "$tmp"
+  return $rc
+}
+
+# ln_abi_constants_check: every constant of abi/constants.txt keeps its value; new ones
+# may be added.
+ln_abi_constants_check() {
+  local now gone
+  [ -f "$LN_ABI_CONSTS" ] || { echo "abi: no abi/constants.txt; run scripts/abi-update.sh" >&2; return 1; }
+  now=$(mktemp)
+  ln_abi_constants "$now" || { rm -f "$now"; return 1; }
+  gone=$(LC_ALL=C comm -23 "$LN_ABI_CONSTS" "$now")
+  rm -f "$now"
+  if [ -n "$gone" ]; then
+    echo "abi: status codes or ISA ids changed or removed (baseline values):"$'\n'"$gone" >&2
+    return 1
+  fi
+  echo "abi: the $(wc -l < "$LN_ABI_CONSTS") status codes and ISA ids of abi/constants.txt unchanged"
 }

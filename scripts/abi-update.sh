@@ -11,11 +11,14 @@ dir=$LN_OUT/build-abi
 ln_abi_build "$dir"
 lib=$dir/liblayernorm.so
 ln_abi_symbols "$lib"
-if [ -f "$LN_ABI_BASE" ] && [ "${1:-}" != --allow-break ] && ! ln_abi_diff "$lib"; then
+if [ -f "$LN_ABI_BASE" ] && [ "${1:-}" != --allow-break ] &&
+  ! { ln_abi_diff "$lib" && { [ ! -f "$LN_ABI_CONSTS" ] || ln_abi_constants_check; }; }; then
   echo "abi-update: refusing to bless an incompatible change (see above)" >&2
   exit 1
 fi
 mkdir -p "$(dirname "$LN_ABI_BASE")"
 ln_abi_dump "$lib" "$LN_ABI_BASE"
-echo "abi-update: wrote abi/liblayernorm.abi ($(grep -c '<elf-symbol ' "$LN_ABI_BASE") symbols)"
+ln_abi_constants "$LN_ABI_CONSTS"
+echo "abi-update: wrote abi/liblayernorm.abi ($(grep -c '<elf-symbol ' "$LN_ABI_BASE") symbols)" \
+  "and abi/constants.txt ($(wc -l < "$LN_ABI_CONSTS") constants)"
 git -C "$LN_ROOT" --no-pager diff --stat -- abi/ || true

@@ -42,6 +42,7 @@ install_and_move() {
 step install-relocated install_and_move
 step abi-symbols ln_abi_symbols "$lib"
 step abi-diff ln_abi_diff "$lib"
+step abi-constants ln_abi_constants_check
 
 cpp_cmake() {
   cmake -S "$LN_ROOT/examples/cpp" -B "$LN_OUT/cpp-cmake" -DCMAKE_PREFIX_PATH="$prefix" \
