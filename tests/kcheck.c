@@ -31,15 +31,17 @@ int kc_quick(void)
 void kc_forward(const ln_kernels *k, const float *x, const float *gamma, const float *beta,
                 float *y, float *mean, float *rstd, size_t rows, size_t cols, float eps)
 {
-    const ln_fwd_args a = {x, cols, gamma, beta, y, cols, mean, rstd, cols, eps};
+    const ln_fwd_args a = {.x = x, .ldx = cols, .gamma = gamma, .beta = beta, .y = y, .ldy = cols,
+                           .mean = mean, .rstd = rstd, .cols = cols, .eps = eps};
     k->forward(&a, 0, rows);
 }
 
 void kc_backward(const ln_kernels *k, const float *dy, const float *x, const float *gamma,
-                 const float *mean, const float *rstd, float *dx, float *dgamma,
-                 float *dbeta, size_t rows, size_t cols)
+                 const float *mean, const float *rstd, float *dx, float *dgamma, float *dbeta,
+                 size_t rows, size_t cols)
 {
-    const ln_bwd_args a = {dy, cols, x, cols, gamma, mean, rstd, dx, cols, cols};
+    const ln_bwd_args a = {.dy = dy, .lddy = cols, .x = x, .ldx = cols, .gamma = gamma,
+                           .mean = mean, .rstd = rstd, .dx = dx, .lddx = cols, .cols = cols};
     if (ln_backward_run(k, &a, rows, dgamma, dbeta) != LN_OK) {
         fprintf(stderr, "ln_backward_run: out of memory\n");
         abort();

@@ -26,8 +26,8 @@ typedef struct problem {
    as they would from a forward pass: both kernels see the same saved statistics. */
 static problem make(size_t rows, size_t cols, double offset, tu_rng *rng)
 {
-    problem p = {rows, cols, kc_alloc(rows * cols), kc_alloc(rows * cols), kc_alloc(cols),
-                 kc_alloc(rows), kc_alloc(rows)};
+    problem p = {rows,           cols,           kc_alloc(rows * cols), kc_alloc(rows * cols),
+                 kc_alloc(cols), kc_alloc(rows), kc_alloc(rows)};
     tu_fill_normal(rng, p.x, rows * cols, offset, 1.0);
     tu_fill_normal(rng, p.dy, rows * cols, 0.0, 1.0);
     tu_fill_normal(rng, p.g, cols, 0.0, 1.0);
@@ -68,8 +68,8 @@ static void check_shape(size_t rows, size_t cols, double offset, tu_rng *rng)
     worst_dg = eg > worst_dg ? eg : worst_dg;
     worst_db = eb > worst_db ? eb : worst_db;
     if (!(ex <= 1 && eg <= 1 && eb <= 1))
-        fail_msg("%zu x %zu offset %g: dx %.3g, dgamma %.3g, dbeta %.3g of the bound", rows,
-                 cols, offset, ex, eg, eb);
+        fail_msg("%zu x %zu offset %g: dx %.3g, dgamma %.3g, dbeta %.3g of the bound", rows, cols,
+                 offset, ex, eg, eb);
     free(dx), free(dg), free(db), free(rdx), free(rdg), free(rdb);
     drop(&p);
 }
@@ -80,7 +80,7 @@ static void random_shapes(void **state)
     tu_rng rng = {11};
     for (size_t cols = 1; cols <= 80; cols++)
         check_shape(1 + cols % 9, cols, 0.0, &rng);
-    static const size_t shapes[][2] = {{65, 64}, {130, 768}, {64, 1601}, {300, 100},
+    static const size_t shapes[][2] = {{65, 64},  {130, 768}, {64, 1601}, {300, 100},
                                        {7, 4095}, {2, 16384}, {2, 65536}, {1024, 8192}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         if (kc_quick() && shapes[s][0] * shapes[s][1] > 100000)
@@ -131,17 +131,21 @@ static void outputs_independent_of_call_shape(void **state)
         const size_t rows = 70, cols = cols_list[c], n = rows * cols;
         problem p = make(rows, cols, 0.5, &rng);
         float *dx = kc_alloc(n), *dg = kc_alloc(cols), *db = kc_alloc(cols);
-        float *dx2 = kc_alloc(n), *dg2 = kc_alloc(cols), *db2 = kc_alloc(cols), *ones = kc_alloc(cols);
+        float *dx2 = kc_alloc(n), *dg2 = kc_alloc(cols), *db2 = kc_alloc(cols),
+              *ones = kc_alloc(cols);
         kc_backward(K, p.dy, p.x, p.g, p.mean, p.rstd, dx, dg, db, rows, cols);
         kc_backward(K, p.dy, p.x, p.g, p.mean, p.rstd, dx2, dg2, db2, rows, cols);
-        assert_true(kc_same_bits(dx, dx2, n) && kc_same_bits(dg, dg2, cols) && kc_same_bits(db, db2, cols));
+        assert_true(kc_same_bits(dx, dx2, n) && kc_same_bits(dg, dg2, cols) &&
+                    kc_same_bits(db, db2, cols));
         kc_backward(K, p.dy, p.x, p.g, p.mean, p.rstd, dx2, NULL, NULL, rows, cols);
         assert_true(kc_same_bits(dx, dx2, n));
         kc_backward(K, p.dy, p.x, p.g, p.mean, p.rstd, NULL, dg2, NULL, rows, cols);
         assert_true(kc_same_bits(dg, dg2, cols));
         kc_backward(K, p.dy, p.x, p.g, p.mean, p.rstd, NULL, NULL, db2, rows, cols);
         assert_true(kc_same_bits(db, db2, cols));
-        const ln_bwd_args a = {p.dy, cols, p.x, cols, p.g, p.mean, p.rstd, dx2, cols, cols};
+        const ln_bwd_args a = {.dy = p.dy, .lddy = cols, .x = p.x, .ldx = cols, .gamma = p.g,
+                               .mean = p.mean, .rstd = p.rstd, .dx = dx2, .lddx = cols,
+                               .cols = cols};
         for (size_t r = 0; r < rows; r += 3) /* rows in groups of three, no partials */
             K->backward(&a, r, r + 3 < rows ? r + 3 : rows, NULL, NULL);
         assert_true(kc_same_bits(dx, dx2, n));
@@ -175,7 +179,8 @@ static void strided_rows(void **state)
         memcpy(sx + r * ld, p.x + r * cols, cols * sizeof(float));
     }
     kc_backward(K, p.dy, p.x, p.g, p.mean, p.rstd, dx, dg, NULL, rows, cols);
-    const ln_bwd_args a = {sdy, ld, sx, ld, p.g, p.mean, p.rstd, sdx, ld, cols};
+    const ln_bwd_args a = {.dy = sdy, .lddy = ld, .x = sx, .ldx = ld, .gamma = p.g, .mean = p.mean,
+                           .rstd = p.rstd, .dx = sdx, .lddx = ld, .cols = cols};
     assert_int_equal(ln_backward_run(K, &a, rows, dg2, NULL), LN_OK);
     for (size_t r = 0; r < rows; r++)
         assert_true(kc_same_bits(sdx + r * ld, dx + r * cols, cols));
@@ -219,12 +224,9 @@ int main(int argc, char **argv)
     K = kc_kernel_from_args(argc, argv);
     ORACLE = ln_kernels_get(LN_ISA_SCALAR);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(random_shapes),
-        cmocka_unit_test(offset_rows),
-        cmocka_unit_test(one_column),
-        cmocka_unit_test(outputs_independent_of_call_shape),
-        cmocka_unit_test(strided_rows),
-        cmocka_unit_test(nan_rows_are_contained),
+        cmocka_unit_test(random_shapes), cmocka_unit_test(offset_rows),
+        cmocka_unit_test(one_column),    cmocka_unit_test(outputs_independent_of_call_shape),
+        cmocka_unit_test(strided_rows),  cmocka_unit_test(nan_rows_are_contained),
     };
     return cmocka_run_group_tests_name(K->name, tests, NULL, report);
 }

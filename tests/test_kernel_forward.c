@@ -47,10 +47,11 @@ static void check_random(size_t rows, size_t cols, tu_rng *rng)
             if (err > worst_random)
                 worst_random = err;
             if (!(err <= tau))
-                fail_msg("cols %zu row %zu col %zu: y %.9g, oracle %.9g", cols, row, i,
-                         y[k], yr[k]);
+                fail_msg("cols %zu row %zu col %zu: y %.9g, oracle %.9g", cols, row, i, y[k],
+                         yr[k]);
         }
-        assert_true(fabs((double)m[row] - mr[row]) * rr[row] <= tau * (1.0 + fabs(mr[row]) * rr[row]));
+        assert_true(fabs((double)m[row] - mr[row]) * rr[row] <=
+                    tau * (1.0 + fabs(mr[row]) * rr[row]));
         assert_true(fabs((double)r[row] / rr[row] - 1.0) <= tau);
     }
     free(xb), free(yb), free(gb), free(bb), free(yr), free(m), free(r), free(mr), free(rr);
@@ -70,9 +71,8 @@ static void random_rows_every_small_cols(void **state)
 static void random_rows_large_cols(void **state)
 {
     (void)state;
-    static const size_t cols_list[] = {511, 512, 513, 767, 768, 1000, 1023, 1024, 1280,
-                                       1600, 1601, 2048, 4095, 4096, 8192, 12288, 16384,
-                                       65536};
+    static const size_t cols_list[] = {511,  512,  513,  767,  768,  1000, 1023,  1024,  1280,
+                                       1600, 1601, 2048, 4095, 4096, 8192, 12288, 16384, 65536};
     tu_rng rng = {2};
     for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {
         if (kc_quick() && cols_list[c] > 4096)
@@ -262,16 +262,20 @@ static void bits_independent_of_call_shape(void **state)
         tu_fill_normal(&rng, b, cols, 0.0, 1.0);
         kc_forward(K, x, g, b, y1, m1, r1, rows, cols, 1e-5f);
         kc_forward(K, x, g, b, y2, m2, r2, rows, cols, 1e-5f); /* run after run */
-        assert_true(kc_same_bits(y1, y2, n) && kc_same_bits(m1, m2, rows) && kc_same_bits(r1, r2, rows));
-        const ln_fwd_args a = {x, cols, g, b, y2, cols, m2, r2, cols, 1e-5f};
+        assert_true(kc_same_bits(y1, y2, n) && kc_same_bits(m1, m2, rows) &&
+                    kc_same_bits(r1, r2, rows));
+        const ln_fwd_args a = {.x = x, .ldx = cols, .gamma = g, .beta = b, .y = y2, .ldy = cols,
+                               .mean = m2, .rstd = r2, .cols = cols, .eps = 1e-5f};
         for (size_t r = 0; r < rows; r++) /* one row per call */
             K->forward(&a, r, r + 1);
-        assert_true(kc_same_bits(y1, y2, n) && kc_same_bits(m1, m2, rows) && kc_same_bits(r1, r2, rows));
+        assert_true(kc_same_bits(y1, y2, n) && kc_same_bits(m1, m2, rows) &&
+                    kc_same_bits(r1, r2, rows));
         K->forward(&a, 0, 3), K->forward(&a, 3, 4), K->forward(&a, 4, rows); /* uneven groups */
         assert_true(kc_same_bits(y1, y2, n));
         for (size_t r = 0; r < rows; r++)
             memcpy(xs + r * ld, x + r * cols, cols * sizeof *x);
-        const ln_fwd_args s = {xs, ld, g, b, ys, ld + 4, NULL, NULL, cols, 1e-5f};
+        const ln_fwd_args s = {.x = xs, .ldx = ld, .gamma = g, .beta = b, .y = ys, .ldy = ld + 4,
+                               .cols = cols, .eps = 1e-5f};
         K->forward(&s, 0, rows);
         for (size_t r = 0; r < rows; r++)
             assert_true(kc_same_bits(ys + r * (ld + 4), y1 + r * cols, cols));
