@@ -14,6 +14,7 @@ _Z = ctypes.c_size_t
 _I = ctypes.c_int
 _F = ctypes.c_float
 _S = ctypes.c_char_p
+_U = ctypes.c_uint
 
 # One line per C function: (return type, argument types, minor version that added it).
 # A function newer than the loaded library is simply absent (see has()); adding an entry
@@ -28,7 +29,14 @@ PROTOTYPES = {
     "ln_isa_name": (_S, [_I], 0),
     "ln_version": (ctypes.c_uint, [], 0),
     "ln_version_string": (_S, [], 0),
+    "ln_forward_ex_f32": (_I, [_P, _Z, _P, _P, _P, _Z, _P, _P, _Z, _Z, _F, _U], 1),
+    "ln_backward_ex_f32": (_I, [_P, _Z, _P, _Z, _P, _P, _P, _P, _Z, _P, _P, _Z, _Z, _U], 1),
+    "ln_add_forward_f32": (_I, [_P, _P, _P, _P, _P, _P, _P, _P, _Z, _Z, _F, _U], 1),
 }
+
+# Flag bits of the 1.1 entry points (permanent values, as the header's LN_FLAG_*).
+FLAG_RMS_NORM = 0x1
+FLAG_ACCUMULATE = 0x2
 
 
 def _candidates():

@@ -23,9 +23,10 @@ EpsError = _code_class("EpsError", 3, ValueError, "LN_ERR_EPS: eps NaN, infinite
 AliasError = _code_class("AliasError", 4, ValueError, "LN_ERR_ALIAS: operands overlap")
 IsaError = _code_class("IsaError", 5, ValueError, "LN_ERR_ISA: ISA unknown or unavailable")
 OutOfMemoryError = _code_class("OutOfMemoryError", 6, MemoryError, "LN_ERR_NOMEM")
+FlagsError = _code_class("FlagsError", 7, ValueError, "LN_ERR_FLAGS: unknown flag bit")
 
 _BY_CODE = {c.code: c for c in (NullPointerError, ShapeError, EpsError, AliasError,
-                                IsaError, OutOfMemoryError)}
+                                IsaError, OutOfMemoryError, FlagsError)}
 
 
 def error_for(code, message):
