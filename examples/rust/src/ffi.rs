@@ -33,3 +33,51 @@ extern "C" {
     pub fn ln_version() -> c_uint;
     pub fn ln_version_string() -> *const c_char;
 }
+
+// LAYERNORM_1.1
+extern "C" {
+    pub fn ln_forward_ex_f32(
+        x: *const f32,
+        ldx: usize,
+        gamma: *const f32,
+        beta: *const f32,
+        y: *mut f32,
+        ldy: usize,
+        mean: *mut f32,
+        rstd: *mut f32,
+        rows: usize,
+        cols: usize,
+        eps: f32,
+        flags: c_uint,
+    ) -> c_int;
+    pub fn ln_backward_ex_f32(
+        dy: *const f32,
+        lddy: usize,
+        x: *const f32,
+        ldx: usize,
+        gamma: *const f32,
+        mean: *const f32,
+        rstd: *const f32,
+        dx: *mut f32,
+        lddx: usize,
+        dgamma: *mut f32,
+        dbeta: *mut f32,
+        rows: usize,
+        cols: usize,
+        flags: c_uint,
+    ) -> c_int;
+    pub fn ln_add_forward_f32(
+        x: *const f32,
+        residual: *const f32,
+        gamma: *const f32,
+        beta: *const f32,
+        sum: *mut f32,
+        y: *mut f32,
+        mean: *mut f32,
+        rstd: *mut f32,
+        rows: usize,
+        cols: usize,
+        eps: f32,
+        flags: c_uint,
+    ) -> c_int;
+}

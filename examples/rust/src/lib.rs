@@ -6,7 +6,10 @@
 //! let out = layernorm::forward(&x, None, None, cols, 1e-5).unwrap();
 //! let grads = layernorm::backward(&x, &x, None, &out.mean, &out.rstd, cols).unwrap();
 //! ```
+mod ext;
 mod ffi;
+
+pub use ext::{add_forward, backward_ex, forward_ex, Rows, ACCUMULATE, RMS_NORM};
 
 use std::ffi::CStr;
 use std::fmt;
@@ -46,6 +49,7 @@ impl std::error::Error for Error {}
 pub const ERR_SHAPE: i32 = 2;
 pub const ERR_EPS: i32 = 3;
 pub const ERR_ISA: i32 = 5;
+pub const ERR_FLAGS: i32 = 7;
 
 fn static_str(p: *const std::os::raw::c_char) -> &'static str {
     // The library returns static ASCII strings for every input.
