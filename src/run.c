@@ -20,9 +20,10 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
     const int t = ln_threads_for(rows * a->cols, rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0));
     if (t > 1 && ln_backward_threads(k, a, rows, dgamma, dbeta, t) == LN_OK)
         return LN_OK;
+    const int accumulate = (a->flags & LN_FLAG_ACCUMULATE) != 0;
     /* One block (or no parameter gradients): the kernel's partials are the result. That
        equals the general path bit for bit: (float)(0.0 + (double)p) == p. */
-    if ((!dgamma && !dbeta) || rows <= LN_BWD_BLOCK) {
+    if ((!dgamma && !dbeta) || (rows <= LN_BWD_BLOCK && !accumulate)) {
         k->backward(a, 0, rows, dgamma, dbeta);
         return LN_OK;
     }
@@ -39,11 +40,13 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
         for (size_t j = 0; j < 2 * n; j++)
             acc[j] += (double)part[j];
     }
+    /* Accumulation adds the caller's value once, after the fold: one rounding, and the
+       same bits however the rows were blocked. */
     for (size_t j = 0; j < n; j++) {
         if (dgamma)
-            dgamma[j] = (float)acc[j];
+            dgamma[j] = (float)(acc[j] + (accumulate ? (double)dgamma[j] : 0.0));
         if (dbeta)
-            dbeta[j] = (float)acc[n + j];
+            dbeta[j] = (float)(acc[n + j] + (accumulate ? (double)dbeta[j] : 0.0));
     }
     free(acc);
     return LN_OK;

@@ -119,96 +119,123 @@ static void share(size_t n, size_t i, size_t nt, size_t *lo, size_t *hi)
     *hi = *lo + base + (i < extra);
 }
 
-static void team_begins(void) { atomic_store_explicit(&g_team_started, 1, memory_order_relaxed); }
+/* One parallel call: what every member of the team reads, set before the team starts. */
+typedef struct team {
+    const ln_kernels *k;
+    const ln_fwd_args *fa;
+    const ln_bwd_args *ba;
+    size_t rows, blocks;
+    float *dgamma, *dbeta, *part; /* part: 2 * cols floats per block, NULL: no partials */
+    double *acc;                  /* 2 * cols */
+    edges e;
+} team;
 
-static void team_ran(void)
+/* The compiler passes `tm` to the team through a stack slot that libgomp hands over
+   unseen by TSan; that hand-off is the only code left uninstrumented. */
+#if defined(LN_TSAN)
+#define HANDOFF __attribute__((no_sanitize_thread, noinline))
+#else
+#define HANDOFF
+#endif
+
+static void forward_member(team *tm)
 {
-    atomic_store_explicit(&g_last_team, omp_get_num_threads(), memory_order_relaxed);
+    EDGE_TO(&tm->e.fork);
+    const size_t i = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+    size_t r0, r1;
+    share(tm->rows, i, nt, &r0, &r1);
+    if (r0 < r1)
+        tm->k->forward(tm->fa, r0, r1);
+    if (i == 0)
+        atomic_store_explicit(&g_last_team, (int)nt, memory_order_relaxed);
+    EDGE_FROM(&tm->e.join);
+}
+
+HANDOFF static void forward_team(team *tm, int t)
+{
+#pragma omp parallel num_threads(t)
+    forward_member(tm);
 }
 
 void ln_forward_threads(const ln_kernels *k, const ln_fwd_args *a, size_t rows, int t)
 {
-    edges e;
-    team_begins();
-    EDGE_FROM(&e.fork);
-#pragma omp parallel num_threads(t)
-    {
-        EDGE_TO(&e.fork);
-        size_t r0, r1;
-        share(rows, (size_t)omp_get_thread_num(), (size_t)omp_get_num_threads(), &r0, &r1);
-        if (r0 < r1)
-            k->forward(a, r0, r1);
-        if (omp_get_thread_num() == 0)
-            team_ran();
-        EDGE_FROM(&e.join);
-    }
-    EDGE_TO(&e.join);
+    team tm = {.k = k, .fa = a, .rows = rows};
+    atomic_store_explicit(&g_team_started, 1, memory_order_relaxed);
+    EDGE_FROM(&tm.e.fork);
+    forward_team(&tm, t);
+    EDGE_TO(&tm.e.join);
 }
 
-/* out[j0..j1) = the sum over blocks b of part[b * 2n + j], in block order in double. */
-static void fold(double *acc, const float *part, size_t n, size_t nb, size_t j0, size_t j1,
-                 float *out)
+/* out[j0..j1) = the sum over blocks of part[b * 2n + j] in block order in double, plus
+   out's own value last when accumulating: ln_backward_run's additions, in its order. */
+static void fold(const team *tm, size_t off, size_t j0, size_t j1, float *out)
 {
+    const size_t n = tm->ba->cols;
+    double *acc = tm->acc + off;
+    const float *part = tm->part + off;
     for (size_t j = j0; j < j1; j++)
         acc[j] = 0.0;
-    for (size_t b = 0; b < nb; b++)
+    for (size_t b = 0; b < tm->blocks; b++)
         for (size_t j = j0; j < j1; j++)
             acc[j] += (double)part[b * 2 * n + j];
+    const int accumulate = (tm->ba->flags & LN_FLAG_ACCUMULATE) != 0;
     for (size_t j = j0; j < j1; j++)
-        out[j] = (float)acc[j];
+        out[j] = (float)(acc[j] + (accumulate ? (double)out[j] : 0.0));
 }
 
-/*
- * Each thread runs whole blocks of LN_BWD_BLOCK rows and keeps every block's partials;
- * after a barrier each thread folds a range of columns over all blocks in block order in
- * double. That is exactly ln_backward_run's single-thread sequence of additions per
- * column, so dgamma and dbeta have the same bits for any team size.
- */
+/* Whole blocks of LN_BWD_BLOCK rows per thread, each block's partials kept; after a
+   barrier each thread folds a range of columns over all blocks. */
+static void backward_member(team *tm)
+{
+    EDGE_TO(&tm->e.fork);
+    const size_t i = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+    const size_t n = tm->ba->cols, nb = tm->blocks, rows = tm->rows;
+    size_t b0, b1;
+    share(nb, i, nt, &b0, &b1);
+    if (!tm->part && b0 < b1) /* no partials: the blocks need not be cut */
+        tm->k->backward(tm->ba, b0 * LN_BWD_BLOCK, b1 == nb ? rows : b1 * LN_BWD_BLOCK, NULL, NULL);
+    for (size_t b = b0; tm->part && b < b1; b++) {
+        const size_t r0 = b * LN_BWD_BLOCK, r1 = b + 1 == nb ? rows : r0 + LN_BWD_BLOCK;
+        float *p = tm->part + b * 2 * n;
+        tm->k->backward(tm->ba, r0, r1, tm->dgamma ? p : NULL, tm->dbeta ? p + n : NULL);
+    }
+    if (tm->part) {
+        EDGE_FROM(&tm->e.barrier);
+#pragma omp barrier
+        EDGE_TO(&tm->e.barrier);
+        size_t j0, j1;
+        share(n, i, nt, &j0, &j1);
+        if (tm->dgamma)
+            fold(tm, 0, j0, j1, tm->dgamma);
+        if (tm->dbeta)
+            fold(tm, n, j0, j1, tm->dbeta);
+    }
+    if (i == 0)
+        atomic_store_explicit(&g_last_team, (int)nt, memory_order_relaxed);
+    EDGE_FROM(&tm->e.join);
+}
+
+HANDOFF static void backward_team(team *tm, int t)
+{
+#pragma omp parallel num_threads(t)
+    backward_member(tm);
+}
+
 int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
                         float *dgamma, float *dbeta, int t)
 {
     const size_t n = a->cols, nb = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
-    const int grads = dgamma || dbeta;
-    double *acc = NULL;
-    float *part = NULL;
-    if (grads) {
-        acc = malloc(2 * n * sizeof(double) + nb * 2 * n * sizeof(float));
-        if (!acc)
+    team tm = {.k = k, .ba = a, .rows = rows, .blocks = nb, .dgamma = dgamma, .dbeta = dbeta};
+    if (dgamma || dbeta) {
+        tm.acc = malloc(2 * n * sizeof(double) + nb * 2 * n * sizeof(float));
+        if (!tm.acc)
             return LN_ERR_NOMEM;
-        part = (float *)(acc + 2 * n);
+        tm.part = (float *)(tm.acc + 2 * n);
     }
-    edges e;
-    team_begins();
-    EDGE_FROM(&e.fork);
-#pragma omp parallel num_threads(t)
-    {
-        EDGE_TO(&e.fork);
-        const size_t i = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-        size_t b0, b1;
-        share(nb, i, nt, &b0, &b1);
-        if (!grads && b0 < b1) /* no partials: the blocks need not be cut */
-            k->backward(a, b0 * LN_BWD_BLOCK, b1 == nb ? rows : b1 * LN_BWD_BLOCK, NULL, NULL);
-        for (size_t b = b0; grads && b < b1; b++) {
-            const size_t r0 = b * LN_BWD_BLOCK, r1 = b + 1 == nb ? rows : r0 + LN_BWD_BLOCK;
-            float *p = part + b * 2 * n;
-            k->backward(a, r0, r1, dgamma ? p : NULL, dbeta ? p + n : NULL);
-        }
-        if (grads) {
-            EDGE_FROM(&e.barrier);
-#pragma omp barrier
-            EDGE_TO(&e.barrier);
-            size_t j0, j1;
-            share(n, i, nt, &j0, &j1);
-            if (dgamma)
-                fold(acc, part, n, nb, j0, j1, dgamma);
-            if (dbeta)
-                fold(acc + n, part + n, n, nb, j0, j1, dbeta);
-        }
-        if (i == 0)
-            team_ran();
-        EDGE_FROM(&e.join);
-    }
-    EDGE_TO(&e.join);
-    free(acc);
+    atomic_store_explicit(&g_team_started, 1, memory_order_relaxed);
+    EDGE_FROM(&tm.e.fork);
+    backward_team(&tm, t);
+    EDGE_TO(&tm.e.join);
+    free(tm.acc);
     return LN_OK;
 }

@@ -25,8 +25,11 @@ static const struct {
                 {520, 96}, {9, 4096}, {1100, 24}};
 #define N_SHAPES (sizeof k_shapes / sizeof k_shapes[0])
 
-/* Which outputs backward is asked for: every combination the drivers treat differently. */
-enum { ALL, DGAMMA_ONLY, DBETA_ONLY, DX_ONLY, GRADS_ONLY, N_VARIANTS };
+/* Every combination of outputs the drivers treat differently, then the 1.1 options: the
+   accumulating backward (its fold adds the caller's value), RMSNorm, the residual add
+   (sum written per row) and row strides > cols (the gaps must stay untouched). */
+enum { ALL, DGAMMA_ONLY, DBETA_ONLY, DX_ONLY, GRADS_ONLY, ACCUMULATE, RMS, RESIDUAL, STRIDED,
+       N_VARIANTS };
 
 typedef struct problem {
     size_t rows, cols;
@@ -35,7 +38,7 @@ typedef struct problem {
 
 /* All outputs of one forward and one backward, in one buffer so one memcmp compares them. */
 typedef struct outputs {
-    float *buf, *y, *mean, *rstd, *dx, *dgamma, *dbeta;
+    float *buf, *y, *mean, *rstd, *dx, *dgamma, *dbeta, *sum;
     size_t len;
 } outputs;
 
@@ -59,11 +62,12 @@ static void problem_free(problem *p) { free(p->x), free(p->dy), free(p->gamma), 
 
 static void outputs_init(outputs *o, size_t rows, size_t cols)
 {
-    o->len = 2 * rows * cols + 2 * rows + 2 * cols;
+    o->len = 3 * rows * cols + 2 * rows + 2 * cols;
     o->buf = malloc(o->len * sizeof(float));
     assert_non_null(o->buf);
-    o->y = o->buf, o->dx = o->y + rows * cols, o->mean = o->dx + rows * cols;
-    o->rstd = o->mean + rows, o->dgamma = o->rstd + rows, o->dbeta = o->dgamma + cols;
+    o->y = o->buf, o->dx = o->y + rows * cols, o->sum = o->dx + rows * cols;
+    o->mean = o->sum + rows * cols, o->rstd = o->mean + rows;
+    o->dgamma = o->rstd + rows, o->dbeta = o->dgamma + cols;
 }
 
 /* Forward, then backward from forward's own mean and rstd. Outputs not asked for keep
@@ -71,16 +75,29 @@ static void outputs_init(outputs *o, size_t rows, size_t cols)
    team[0], team[1]: the team sizes forward and backward ran with. */
 static void compute(const problem *p, outputs *o, int variant, int team[2])
 {
-    const size_t rows = p->rows, n = p->cols;
+    const size_t rows = p->rows, ld = p->cols;
+    /* Strided: the leftmost cols - 3 columns of rows ld apart. */
+    const size_t n = variant == STRIDED && ld > 3 ? ld - 3 : ld;
+    const unsigned rms = variant == RMS ? LN_FLAG_RMS_NORM : 0;
     tu_sentinel_fill(o->buf, o->len);
-    const ln_fwd_args fa = {p->x, n, p->gamma, p->beta, o->y, n, o->mean, o->rstd, n, 1e-5f};
+    ln_fwd_args fa = {.x = p->x, .ldx = ld, .gamma = p->gamma, .beta = p->beta, .y = o->y,
+                      .ldy = ld, .mean = o->mean, .rstd = o->rstd, .cols = n, .eps = 1e-5f,
+                      .flags = rms};
+    if (variant == RESIDUAL)
+        fa.residual = p->dy, fa.sum = o->sum;
     ln_threads_last_team();
     ln_forward_run(g_k, &fa, rows);
     team[0] = ln_threads_last_team();
     float *dx = variant == DGAMMA_ONLY || variant == DBETA_ONLY || variant == GRADS_ONLY ? NULL : o->dx;
-    float *dg = variant == ALL || variant == DGAMMA_ONLY || variant == GRADS_ONLY ? o->dgamma : NULL;
-    float *db = variant == ALL || variant == DBETA_ONLY || variant == GRADS_ONLY ? o->dbeta : NULL;
-    const ln_bwd_args ba = {p->dy, n, p->x, n, p->gamma, o->mean, o->rstd, dx, n, n};
+    float *dg = variant == DX_ONLY || variant == DBETA_ONLY ? NULL : o->dgamma;
+    float *db = variant == DX_ONLY || variant == DGAMMA_ONLY ? NULL : o->dbeta;
+    if (variant == ACCUMULATE) /* what is accumulated onto: any fixed values */
+        for (size_t i = 0; i < rows * ld; i++)
+            dx[i] = (float)(i % 7) - 3.0f, dg[i % n] = db[i % n] = 0.25f * (float)(i % 5);
+    const ln_bwd_args ba = {.dy = p->dy, .lddy = ld, .x = variant == RESIDUAL ? o->sum : p->x,
+                            .ldx = ld, .gamma = p->gamma, .mean = o->mean, .rstd = o->rstd,
+                            .dx = dx, .lddx = ld, .cols = n,
+                            .flags = rms | (variant == ACCUMULATE ? LN_FLAG_ACCUMULATE : 0)};
     assert_int_equal(ln_backward_run(g_k, &ba, rows, dg, db), LN_OK);
     team[1] = ln_threads_last_team();
 }
@@ -128,7 +145,8 @@ static void identical_for_any_thread_count(void **state)
     ln_threads_min_work(old);
 }
 
-/* The partial-output cases take other paths in the drivers (no partials, one of two). */
+/* The other variants take other paths in the drivers (no partials, one of two, the
+   accumulating fold) or give the kernels other work per row. */
 static void identical_for_every_output_subset(void **state)
 {
     (void)state;
@@ -152,10 +170,12 @@ static void in_place_forward(void **state)
     memcpy(a, p.x, rows * n * sizeof *a);
     memcpy(b, p.x, rows * n * sizeof *b);
     ln_set_num_threads(1);
-    const ln_fwd_args one = {a, n, p.gamma, p.beta, a, n, NULL, NULL, n, 1e-5f};
+    const ln_fwd_args one = {.x = a, .ldx = n, .gamma = p.gamma, .beta = p.beta, .y = a,
+                             .ldy = n, .cols = n, .eps = 1e-5f};
     ln_forward_run(g_k, &one, rows);
     ln_set_num_threads(5);
-    const ln_fwd_args five = {b, n, p.gamma, p.beta, b, n, NULL, NULL, n, 1e-5f};
+    ln_fwd_args five = one;
+    five.x = five.y = b;
     ln_forward_run(g_k, &five, rows);
     assert_int_equal(ln_threads_last_team(), 5);
     assert_memory_equal(a, b, rows * n * sizeof *a);
