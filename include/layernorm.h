@@ -172,12 +172,14 @@ LN_API const char *ln_isa_name(int isa); /* "scalar", "avx2", ...; "unknown" */
  * ln_get_num_threads() returns the setting.
  *
  * Rows are split among OpenMP (libgomp) threads in fixed blocks. y, mean, rstd, dx,
- * dgamma and dbeta are bitwise identical for every thread count. A call uses one thread
- * per 32768 elements (rows * cols) at most, so small calls never start threads. Called
- * from inside an OpenMP parallel region, a call runs on the calling thread (OpenMP's
- * nested parallelism is off by default). With threads, backward keeps the dgamma/dbeta
- * partials of every 64-row block (rows * cols / 8 bytes); if that cannot be allocated it
- * runs on one thread instead, with the same result.
+ * dgamma and dbeta are bitwise identical for every thread count. A call uses at most one
+ * thread per 32768 (forward) or 65536 (backward) elements of rows * cols, and backward at
+ * most one per 64-row block, so small calls never start threads. Called from inside an
+ * OpenMP parallel region, a call runs on the calling thread (unless the host enabled
+ * nested parallelism). With threads, backward keeps the dgamma/dbeta partials of every
+ * 64-row block (rows * cols / 8 bytes); if that cannot be allocated it runs on one
+ * thread instead, with the same result. Threads pay off on idle cores: on a loaded
+ * machine a call waits until the OS runs all of its threads.
  *
  * fork: libgomp's threads do not survive fork(). In a child forked after this process's
  * threads have started, every call runs on the calling thread (same results, never a

@@ -5,7 +5,7 @@
 
 void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
 {
-    const int t = ln_threads_for(rows * a->cols, rows);
+    const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_FWD, rows);
     if (t > 1)
         ln_forward_threads(k, a, rows, t);
     else
@@ -17,7 +17,8 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
 {
     /* Threads need every block's partials at once; if that memory cannot be had, the one
        thread below computes the same bits with one block's worth. */
-    const int t = ln_threads_for(rows * a->cols, rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0));
+    const size_t blocks = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
+    const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_BWD, blocks);
     if (t > 1 && ln_backward_threads(k, a, rows, dgamma, dbeta, t) == LN_OK)
         return LN_OK;
     const int accumulate = (a->flags & LN_FLAG_ACCUMULATE) != 0;

@@ -42,7 +42,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static atomic_int g_threads;      /* the setting; 0 until init_once has run */
 static atomic_int g_team_started; /* this process has entered a parallel region */
 static atomic_int g_no_teams;     /* a forked child of a process with teams, or no guard */
-static _Atomic size_t g_min_work = LN_THREAD_MIN_WORK;
+static _Atomic size_t g_min_override; /* tests: elements per thread, 0: the caller's */
 static atomic_int g_last_team = 1;
 
 static int clamp_threads(long n) { return n < 1 ? 1 : n > LN_THREADS_CAP ? LN_THREADS_CAP : (int)n; }
@@ -91,12 +91,13 @@ LN_API int ln_set_num_threads(int n)
     return LN_OK;
 }
 
-int ln_threads_for(size_t work, size_t units)
+int ln_threads_for(size_t work, size_t min_work, size_t units)
 {
     const int n = setting();
     if (n == 1 || atomic_load_explicit(&g_no_teams, memory_order_relaxed))
         return 1;
-    size_t t = work / atomic_load_explicit(&g_min_work, memory_order_relaxed);
+    const size_t over = atomic_load_explicit(&g_min_override, memory_order_relaxed);
+    size_t t = work / (over ? over : min_work);
     if (t > units)
         t = units;
     if (t > (size_t)n)
@@ -106,7 +107,7 @@ int ln_threads_for(size_t work, size_t units)
 
 size_t ln_threads_min_work(size_t min_work)
 {
-    return atomic_exchange(&g_min_work, min_work ? min_work : LN_THREAD_MIN_WORK);
+    return atomic_exchange(&g_min_override, min_work);
 }
 
 int ln_threads_last_team(void) { return atomic_exchange(&g_last_team, 1); }

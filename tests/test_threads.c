@@ -185,23 +185,46 @@ static void in_place_forward(void **state)
     problem_free(&p);
 }
 
-/* The default threshold: one thread per LN_THREAD_MIN_WORK elements, capped by units
-   and by the setting; one thread whenever the setting is 1. */
+/* The default thresholds: one thread per LN_THREAD_MIN_FWD (forward) or _BWD elements,
+   capped by units and by the setting; one thread whenever the setting is 1. */
 static void team_size_rule(void **state)
 {
     (void)state;
-    const size_t w = LN_THREAD_MIN_WORK;
     ln_threads_min_work(0);
+    static const size_t mins[] = {LN_THREAD_MIN_FWD, LN_THREAD_MIN_BWD};
+    for (int i = 0; i < 2; i++) {
+        const size_t w = mins[i];
+        ln_set_num_threads(1);
+        assert_int_equal(ln_threads_for(1000 * w, w, 1000), 1);
+        ln_set_num_threads(8);
+        assert_int_equal(ln_threads_for(2 * w - 1, w, 1000), 1);
+        assert_int_equal(ln_threads_for(2 * w, w, 1000), 2);
+        assert_int_equal(ln_threads_for(5 * w + w / 2, w, 1000), 5);
+        assert_int_equal(ln_threads_for(1000 * w, w, 1000), 8);
+        assert_int_equal(ln_threads_for(1000 * w, w, 3), 3);
+        assert_int_equal(ln_threads_for(1000 * w, w, 1), 1);
+    }
+    /* The drivers pass those defaults: just below and at two threads' worth. */
+    problem p;
+    outputs o;
+    int team[2];
+    problem_init(&p, 2 * LN_THREAD_MIN_BWD / 64, 64, 5);
+    outputs_init(&o, p.rows, p.cols);
+    p.rows = 2 * LN_THREAD_MIN_FWD / 64 - 1;
+    compute(&p, &o, ALL, team);
+    assert_int_equal(team[0], 1), assert_int_equal(team[1], 1);
+    p.rows++;
+    compute(&p, &o, ALL, team);
+    assert_int_equal(team[0], 2), assert_int_equal(team[1], 1);
+    p.rows = 2 * LN_THREAD_MIN_BWD / 64 - 1;
+    compute(&p, &o, ALL, team);
+    assert_int_equal(team[0], 3), assert_int_equal(team[1], 1);
+    p.rows++;
+    compute(&p, &o, ALL, team);
+    assert_int_equal(team[0], 4), assert_int_equal(team[1], 2);
     ln_set_num_threads(1);
-    assert_int_equal(ln_threads_for(1000 * w, 1000), 1);
-    ln_set_num_threads(8);
-    assert_int_equal(ln_threads_for(2 * w - 1, 1000), 1);
-    assert_int_equal(ln_threads_for(2 * w, 1000), 2);
-    assert_int_equal(ln_threads_for(5 * w + w / 2, 1000), 5);
-    assert_int_equal(ln_threads_for(1000 * w, 1000), 8);
-    assert_int_equal(ln_threads_for(1000 * w, 3), 3);
-    assert_int_equal(ln_threads_for(1000 * w, 1), 1);
-    ln_set_num_threads(1);
+    free(o.buf);
+    problem_free(&p);
 }
 
 int main(int argc, char **argv)
