@@ -128,25 +128,4 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
 /* Runs a validated forward over all rows, on threads when the setting and size call for it. */
 void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows);
 
-/*
- * Threads (threads.c). A call of `work` = rows*cols elements gets one thread per
- * `min_work` elements, at most ln_get_num_threads() and at most `units` (rows, or
- * backward's blocks); fewer than two means the caller runs the kernel itself. The
- * defaults were measured (1 vs 2 threads, AVX2, hot): forward gains from ~32K elements
- * per thread, backward (more work per element, but whole 64-row blocks per thread, so
- * two threads can be unbalanced) from ~64K.
- */
-#define LN_THREAD_MIN_FWD ((size_t)32768)
-#define LN_THREAD_MIN_BWD ((size_t)65536)
-int ln_threads_for(size_t work, size_t min_work, size_t units);
-void ln_forward_threads(const ln_kernels *k, const ln_fwd_args *a, size_t rows, int t);
-/* LN_ERR_NOMEM (nothing written) if the partials of all blocks cannot be allocated. */
-int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
-                        float *dgamma, float *dbeta, int t);
-/* For tests: elements per thread for every call (0: each call's default); returns the
-   previous value. */
-size_t ln_threads_min_work(size_t min_work);
-/* For tests: the size of the last team that ran since the previous query (1: none). */
-int ln_threads_last_team(void);
-
 #endif /* LN_INTERNAL_H */

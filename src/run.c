@@ -1,7 +1,7 @@
 /* run.c - drives a kernel over all rows: threads or not, backward's blocks and their fold. */
 #include <stdlib.h>
 
-#include "ln_internal.h"
+#include "ln_threads.h"
 
 void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
 {

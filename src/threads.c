@@ -4,7 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "ln_internal.h"
+#include "ln_threads.h"
 
 /* libgomp exits the process when it cannot create a thread, so the team size is capped
    well below what a 64-bit process can create with default stacks. */
@@ -39,7 +39,7 @@ typedef struct edges {
 } edges;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static atomic_int g_threads;      /* the setting; 0 until init_once has run */
+atomic_int ln_threads_setting;    /* the setting; 0 until init_once has run */
 static atomic_int g_team_started; /* this process has entered a parallel region */
 static atomic_int g_no_teams;     /* a forked child of a process with teams, or no guard */
 static _Atomic size_t g_min_override; /* tests: elements per thread, 0: the caller's */
@@ -70,16 +70,16 @@ static void init_once(void)
     if (pthread_atfork(NULL, NULL, child_after_fork) != 0)
         atomic_store(&g_no_teams, 1);
     int expected = 0;
-    atomic_compare_exchange_strong(&g_threads, &expected, n);
+    atomic_compare_exchange_strong(&ln_threads_setting, &expected, n);
 }
 
 static int setting(void)
 {
-    const int n = atomic_load_explicit(&g_threads, memory_order_relaxed);
+    const int n = atomic_load_explicit(&ln_threads_setting, memory_order_relaxed);
     if (n)
         return n;
     pthread_once(&g_once, init_once);
-    return atomic_load_explicit(&g_threads, memory_order_relaxed);
+    return atomic_load_explicit(&ln_threads_setting, memory_order_relaxed);
 }
 
 LN_API int ln_get_num_threads(void) { return setting(); }
@@ -87,11 +87,11 @@ LN_API int ln_get_num_threads(void) { return setting(); }
 LN_API int ln_set_num_threads(int n)
 {
     pthread_once(&g_once, init_once);
-    atomic_store_explicit(&g_threads, clamp_threads(n), memory_order_relaxed);
+    atomic_store_explicit(&ln_threads_setting, clamp_threads(n), memory_order_relaxed);
     return LN_OK;
 }
 
-int ln_threads_for(size_t work, size_t min_work, size_t units)
+int ln_threads_team_size(size_t work, size_t min_work, size_t units)
 {
     const int n = setting();
     if (n == 1 || atomic_load_explicit(&g_no_teams, memory_order_relaxed))

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "ln_internal.h"
+#include "ln_threads.h"
 #include "testutil.h"
 
 #define MAX_THREADS 8
