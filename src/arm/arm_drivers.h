@@ -48,6 +48,8 @@ static void ln_arm_backward(const ln_bwd_args *a, size_t r0, size_t r1, float *d
         memset(db, 0, n * sizeof *db);
     const unsigned mode = (a->gamma != NULL) | (a->dx != NULL) << 1 | (dg != NULL) << 2 |
                           (unsigned)(db != NULL) << 3;
+    if (mode <= 1)
+        return; /* no output asked for: nothing to read either */
     for (size_t r = r0; r < r1; r++) {
         const float *dy = a->dy + r * a->lddy, *x = a->x + r * a->ldx;
         float *dx = a->dx ? a->dx + r * a->lddx : NULL;

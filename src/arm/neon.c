@@ -3,12 +3,11 @@
 #include "ln_internal.h"
 
 /*
- * Statistics: LN_NACC independent accumulators of 4 lanes each, 16 floats a block. One
+ * Statistics: four independent accumulators of 4 lanes each, 16 floats a block. One
  * accumulator's update is a sub -> fma -> sub -> fma chain (~12 cycles on Neoverse N1);
  * four of them keep both FP pipes busy instead of waiting on that chain.
  */
-#define LN_NACC 4
-#define LN_BLOCK (4 * LN_NACC)
+#define LN_BLOCK 16
 
 /* Merges two Welford partials of equal count c per lane (Chan: nb/n = 1/2, na*nb/n = c/2). */
 static inline void merge_equal(float32x4_t *m, float32x4_t *s, float32x4_t mb, float32x4_t sb,
@@ -27,41 +26,48 @@ static inline void merge_equal2(float32x2_t *m, float32x2_t *s, float32x2_t mb, 
     *s = vfma_n_f32(vadd_f32(*s, sb), vmul_f32(d, d), half_c);
 }
 
+/* One Welford step of one accumulator; r = 1/t, the step count all its lanes share. */
+static inline __attribute__((always_inline)) void welford4(const float *p, float r,
+                                                           float32x4_t *m, float32x4_t *s)
+{
+    const float32x4_t v = vld1q_f32(p);
+    const float32x4_t d = vsubq_f32(v, *m);
+    *m = vfmaq_n_f32(*m, d, r);
+    *s = vfmaq_f32(*s, d, vsubq_f32(v, *m));
+}
+
 /* One row's mean and rstd. tab0 holds 1/t for the first LN_ARM_RTAB blocks (shared by the
    rows of a call: it depends on t only); longer rows refill a local table. */
 static void row_stats(const float *x, size_t n, float eps, const float *tab0, float *mean,
                       float *rstd)
 {
     const size_t nb = n / LN_BLOCK;
-    float32x4_t m[LN_NACC], s[LN_NACC];
-    for (int j = 0; j < LN_NACC; j++)
-        m[j] = s[j] = vdupq_n_f32(0.0f);
+    /* Named registers, not arrays: gcc -O2 would keep an array on the stack. */
+    float32x4_t m0 = vdupq_n_f32(0.0f), m1 = m0, m2 = m0, m3 = m0;
+    float32x4_t s0 = m0, s1 = m0, s2 = m0, s3 = m0;
     float tab[LN_ARM_RTAB];
     const float *p = x;
     for (size_t b0 = 0; b0 < nb; b0 += LN_ARM_RTAB) {
         size_t len;
         const float *r = ln_arm_recip_chunk(tab0, tab, b0, nb, &len);
         for (size_t k = 0; k < len; k++, p += LN_BLOCK) {
-            const float rk = r[k];
-            for (int j = 0; j < LN_NACC; j++) {
-                const float32x4_t v = vld1q_f32(p + 4 * j);
-                const float32x4_t d = vsubq_f32(v, m[j]);
-                m[j] = vfmaq_n_f32(m[j], d, rk);
-                s[j] = vfmaq_f32(s[j], d, vsubq_f32(v, m[j]));
-            }
+            welford4(p, r[k], &m0, &s0);
+            welford4(p + 4, r[k], &m1, &s1);
+            welford4(p + 8, r[k], &m2, &s2);
+            welford4(p + 12, r[k], &m3, &s3);
         }
     }
     /* Fixed merge order: accumulators (0,1) (2,3), then the pair, then lanes (0,2) (1,3),
        then the last two lanes. Every lane has seen nb elements. */
     const float c = (float)nb;
-    merge_equal(&m[0], &s[0], m[1], s[1], 0.5f * c);
-    merge_equal(&m[2], &s[2], m[3], s[3], 0.5f * c);
-    merge_equal(&m[0], &s[0], m[2], s[2], c);
-    float32x2_t m2 = vget_low_f32(m[0]), s2 = vget_low_f32(s[0]);
-    merge_equal2(&m2, &s2, vget_high_f32(m[0]), vget_high_f32(s[0]), 2.0f * c);
-    const float d = vget_lane_f32(m2, 1) - vget_lane_f32(m2, 0);
-    const float vm = vget_lane_f32(m2, 0) + 0.5f * d;
-    const float vs = vget_lane_f32(s2, 0) + vget_lane_f32(s2, 1) + d * d * (4.0f * c);
+    merge_equal(&m0, &s0, m1, s1, 0.5f * c);
+    merge_equal(&m2, &s2, m3, s3, 0.5f * c);
+    merge_equal(&m0, &s0, m2, s2, c);
+    float32x2_t mh = vget_low_f32(m0), sh = vget_low_f32(s0);
+    merge_equal2(&mh, &sh, vget_high_f32(m0), vget_high_f32(s0), 2.0f * c);
+    const float d = vget_lane_f32(mh, 1) - vget_lane_f32(mh, 0);
+    const float vm = vget_lane_f32(mh, 0) + 0.5f * d;
+    const float vs = vget_lane_f32(sh, 0) + vget_lane_f32(sh, 1) + d * d * (4.0f * c);
 
     /* The tail (< 16 floats) is a scalar Welford of its own, merged once. */
     float tm = 0.0f, ts = 0.0f;
@@ -141,21 +147,19 @@ dx4(const float *dy, const float *x, const float *g, float *dx, float32x4_t vm, 
 }
 
 static inline __attribute__((always_inline)) void
-bwd_row(const float *dy, const float *x, const float *g, float *dx, float *dgp, float *dbp,
-        size_t n, float mean, float rstd, int hg, int wdx, int wdg, int wdb)
+bwd_row(const float *dy, const float *x, const float *g, float *dx, float *restrict dgp,
+        float *restrict dbp, size_t n, float mean, float rstd, int hg, int wdx, int wdg, int wdb)
 {
     const float32x4_t vm = vdupq_n_f32(mean), vr = vdupq_n_f32(rstd);
-    float32x4_t sg[4], sgx[4];
-    for (int j = 0; j < 4; j++)
-        sg[j] = sgx[j] = vdupq_n_f32(0.0f);
+    float32x4_t sg0 = vdupq_n_f32(0.0f), sg1 = sg0, sgx0 = sg0, sgx1 = sg0;
     size_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 4; j++)
-            reduce4(dy + i + 4 * j, x + i + 4 * j, g + i + 4 * j, dgp + i + 4 * j,
-                    dbp + i + 4 * j, vm, vr, &sg[j], &sgx[j], hg, wdx, wdg, wdb);
+    for (; i + 8 <= n; i += 8) {
+        reduce4(dy + i, x + i, g + i, dgp + i, dbp + i, vm, vr, &sg0, &sgx0, hg, wdx, wdg, wdb);
+        reduce4(dy + i + 4, x + i + 4, g + i + 4, dgp + i + 4, dbp + i + 4, vm, vr, &sg1, &sgx1,
+                hg, wdx, wdg, wdb);
+    }
     for (; i + 4 <= n; i += 4)
-        reduce4(dy + i, x + i, g + i, dgp + i, dbp + i, vm, vr, &sg[0], &sgx[0], hg, wdx, wdg,
-                wdb);
+        reduce4(dy + i, x + i, g + i, dgp + i, dbp + i, vm, vr, &sg0, &sgx0, hg, wdx, wdg, wdb);
     float tg = 0.0f, tgx = 0.0f;
     for (; i < n; i++) {
         const float xh = (x[i] - mean) * rstd, gi = hg ? dy[i] * g[i] : dy[i];
@@ -168,16 +172,16 @@ bwd_row(const float *dy, const float *x, const float *g, float *dx, float *dgp, 
     }
     if (!wdx)
         return;
-    /* Fixed order: (0+1) + (2+3), the pairwise lane sum, then the scalar tail. */
-    const float sum_g = vaddvq_f32(vaddq_f32(vaddq_f32(sg[0], sg[1]), vaddq_f32(sg[2], sg[3]))) + tg;
-    const float sum_gx =
-        vaddvq_f32(vaddq_f32(vaddq_f32(sgx[0], sgx[1]), vaddq_f32(sgx[2], sgx[3]))) + tgx;
+    /* Fixed order: accumulator 0 + 1, the pairwise lane sum, then the scalar tail. */
+    const float sum_g = vaddvq_f32(vaddq_f32(sg0, sg1)) + tg;
+    const float sum_gx = vaddvq_f32(vaddq_f32(sgx0, sgx1)) + tgx;
     const float mg = sum_g / (float)n, a = rstd * (sum_gx / (float)n);
     const float32x4_t vmg = vdupq_n_f32(mg), va = vdupq_n_f32(a);
     i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 4; j++)
-            dx4(dy + i + 4 * j, x + i + 4 * j, g + i + 4 * j, dx + i + 4 * j, vm, vr, vmg, va, hg);
+    for (; i + 8 <= n; i += 8) {
+        dx4(dy + i, x + i, g + i, dx + i, vm, vr, vmg, va, hg);
+        dx4(dy + i + 4, x + i + 4, g + i + 4, dx + i + 4, vm, vr, vmg, va, hg);
+    }
     for (; i + 4 <= n; i += 4)
         dx4(dy + i, x + i, g + i, dx + i, vm, vr, vmg, va, hg);
     for (; i < n; i++) {

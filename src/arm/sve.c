@@ -150,9 +150,9 @@ LN_AI void dx_v(svbool_t pg, const float *dy, const float *x, const float *g, fl
     svst1_f32(pg, dx, svmul_f32_x(pg, svmls_f32_x(pg, svsub_f32_x(pg, gv, vmg), xm, va), vr));
 }
 
-LN_AI void bwd_row(const float *dy, const float *x, const float *g, float *dx, float *dgp,
-                   float *dbp, size_t n, float mean, float rstd, int hg, int wdx, int wdg,
-                   int wdb)
+LN_AI void bwd_row(const float *dy, const float *x, const float *g, float *dx,
+                   float *restrict dgp, float *restrict dbp, size_t n, float mean, float rstd,
+                   int hg, int wdx, int wdg, int wdb)
 {
     const svbool_t pt = svptrue_b32();
     const svfloat32_t vm = svdup_n_f32(mean), vr = svdup_n_f32(rstd);
