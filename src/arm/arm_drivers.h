@@ -1,6 +1,7 @@
 /* arm_drivers.h - the per-call loops over rows, shared by neon.c and sve.c (a template). */
 /*
  * Included once, at the end of an Arm kernel file, after that file has defined
+ *   stat_blocks(n)                             the row's number of Welford blocks
  *   row_stats(x, n, eps, tab0, &mean, &rstd)   the row's Welford statistics
  *   apply_row(x, g, b, y, n, mean, rstd, hg, hb)          always_inline
  *   bwd_row(dy, x, g, dx, dgp, dbp, n, mean, rstd, hg, wdx, wdg, wdb)   always_inline
@@ -15,7 +16,7 @@
 static void ln_arm_forward(const ln_fwd_args *a, size_t r0, size_t r1)
 {
     float tab0[LN_ARM_RTAB];
-    ln_arm_fill_recip(tab0, 1);
+    ln_arm_fill_recip(tab0, 1, stat_blocks(a->cols));
     const int mode = (a->gamma != NULL) | (a->beta != NULL) << 1;
     for (size_t r = r0; r < r1; r++) {
         const float *x = a->x + r * a->ldx;

@@ -36,12 +36,15 @@ static inline __attribute__((always_inline)) void welford4(const float *p, float
     *s = vfmaq_f32(*s, d, vsubq_f32(v, *m));
 }
 
+/* Blocks of the main statistics loop: every lane of every accumulator takes one step. */
+static inline size_t stat_blocks(size_t n) { return n / LN_BLOCK; }
+
 /* One row's mean and rstd. tab0 holds 1/t for the first LN_ARM_RTAB blocks (shared by the
    rows of a call: it depends on t only); longer rows refill a local table. */
 static void row_stats(const float *x, size_t n, float eps, const float *tab0, float *mean,
                       float *rstd)
 {
-    const size_t nb = n / LN_BLOCK;
+    const size_t nb = stat_blocks(n);
     /* Named registers, not arrays: gcc -O2 would keep an array on the stack. */
     float32x4_t m0 = vdupq_n_f32(0.0f), m1 = m0, m2 = m0, m3 = m0;
     float32x4_t s0 = m0, s1 = m0, s2 = m0, s3 = m0;

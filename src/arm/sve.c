@@ -37,11 +37,14 @@ LN_AI void chan(svbool_t pt, svfloat32_t *na, svfloat32_t *ma, svfloat32_t *sa, 
     *sa = s;
 }
 
+/* Blocks of the main statistics loop: four vectors, one per accumulator. */
+static inline size_t stat_blocks(size_t n) { return n / (4 * svcntw()); }
+
 static void row_stats(const float *x, size_t n, float eps, const float *tab0, float *mean,
                       float *rstd)
 {
     const svbool_t pt = svptrue_b32();
-    const size_t vl = svcntw(), blk = 4 * vl, nb = n / blk;
+    const size_t vl = svcntw(), blk = 4 * vl, nb = stat_blocks(n);
     const svfloat32_t zero = svdup_n_f32(0.0f);
     /* Four accumulators: the sub -> fma -> sub -> fma chain of one would bound the loop. */
     svfloat32_t m0 = zero, m1 = zero, m2 = zero, m3 = zero;
