@@ -6,11 +6,24 @@
 
 #define LN_AI static inline __attribute__((always_inline))
 
-/* One Welford step of one accumulator with the broadcast reciprocal r of its step count;
-   predicated so a partial last vector leaves the inactive lanes (and memory) alone. */
-LN_AI void welford(svbool_t pg, const float *p, float r, svfloat32_t *m, svfloat32_t *s)
+/* The value normalized in the lanes of pg from column i: x, or s = x + res, stored to sum
+   when asked (read before the store: sum may be res). */
+LN_AI svfloat32_t src_v(svbool_t pg, const float *x, const float *res, float *sum, size_t i,
+                        int hres, int hsum)
 {
-    const svfloat32_t v = svld1_f32(pg, p);
+    svfloat32_t v = svld1_f32(pg, x + i);
+    if (hres) {
+        v = svadd_f32_x(pg, v, svld1_f32(pg, res + i));
+        if (hsum)
+            svst1_f32(pg, sum + i, v);
+    }
+    return v;
+}
+
+/* One Welford step of one accumulator with the broadcast reciprocal r of its step count;
+   predicated so a partial last vector leaves the inactive lanes alone. */
+LN_AI void welford(svbool_t pg, svfloat32_t v, float r, svfloat32_t *m, svfloat32_t *s)
+{
     const svfloat32_t d = svsub_f32_x(pg, v, *m);
     *m = svmla_n_f32_m(pg, *m, d, r);
     *s = svmla_f32_m(pg, *s, d, svsub_f32_x(pg, v, *m));
@@ -40,9 +53,39 @@ LN_AI void chan(svbool_t pt, svfloat32_t *na, svfloat32_t *ma, svfloat32_t *sa, 
 /* Blocks of the main statistics loop: four vectors, one per accumulator. */
 static inline size_t stat_blocks(size_t n) { return n / (4 * svcntw()); }
 
-static void row_stats(const float *x, size_t n, float eps, const float *tab0, float *mean,
-                      float *rstd)
+/* RMSNorm's statistics: the mean square (two accumulators, the tail predicated into the
+   first, then FADDV); mean is 0, so the shared apply computes x * (rstd * gamma) + beta. */
+LN_AI void row_ms(const float *x, const float *res, float *sum, size_t n, float eps,
+                  float *mean, float *rstd, int hres, int hsum)
 {
+    const svbool_t pt = svptrue_b32();
+    const size_t vl = svcntw();
+    svfloat32_t s0 = svdup_n_f32(0.0f), s1 = s0;
+    size_t i = 0;
+    for (; i + 2 * vl <= n; i += 2 * vl) {
+        const svfloat32_t v0 = src_v(pt, x, res, sum, i, hres, hsum);
+        const svfloat32_t v1 = src_v(pt, x, res, sum, i + vl, hres, hsum);
+        s0 = svmla_f32_x(pt, s0, v0, v0);
+        s1 = svmla_f32_x(pt, s1, v1, v1);
+    }
+    for (; i < n; i += vl) {
+        const svbool_t pg = svwhilelt_b32_u64(i, n);
+        const svfloat32_t v = src_v(pg, x, res, sum, i, hres, hsum);
+        s0 = svmla_f32_m(pg, s0, v, v);
+    }
+    const float ss = svaddv_f32(pt, svadd_f32_x(pt, s0, s1));
+    *mean = 0.0f;
+    *rstd = (float)(1.0 / sqrt((double)ss / (double)n + (double)eps));
+}
+
+/* One row's statistics in one pass (storing s = x + res on the way when asked). */
+LN_AI void row_stats(const float *x, const float *res, float *sum, size_t n, float eps,
+                     const float *tab0, float *mean, float *rstd, int rms, int hres, int hsum)
+{
+    if (rms) {
+        row_ms(x, res, sum, n, eps, mean, rstd, hres, hsum);
+        return;
+    }
     const svbool_t pt = svptrue_b32();
     const size_t vl = svcntw(), blk = 4 * vl, nb = stat_blocks(n);
     const svfloat32_t zero = svdup_n_f32(0.0f);
@@ -50,28 +93,27 @@ static void row_stats(const float *x, size_t n, float eps, const float *tab0, fl
     svfloat32_t m0 = zero, m1 = zero, m2 = zero, m3 = zero;
     svfloat32_t s0 = zero, s1 = zero, s2 = zero, s3 = zero;
     float tab[LN_ARM_RTAB];
-    const float *p = x;
+    size_t i = 0;
     for (size_t b0 = 0; b0 < nb; b0 += LN_ARM_RTAB) {
         size_t len;
         const float *r = ln_arm_recip_chunk(tab0, tab, b0, nb, &len);
-        for (size_t k = 0; k < len; k++, p += blk) {
-            welford(pt, p, r[k], &m0, &s0);
-            welford(pt, p + vl, r[k], &m1, &s1);
-            welford(pt, p + 2 * vl, r[k], &m2, &s2);
-            welford(pt, p + 3 * vl, r[k], &m3, &s3);
+        for (size_t k = 0; k < len; k++, i += blk) {
+            welford(pt, src_v(pt, x, res, sum, i, hres, hsum), r[k], &m0, &s0);
+            welford(pt, src_v(pt, x, res, sum, i + vl, hres, hsum), r[k], &m1, &s1);
+            welford(pt, src_v(pt, x, res, sum, i + 2 * vl, hres, hsum), r[k], &m2, &s2);
+            welford(pt, src_v(pt, x, res, sum, i + 3 * vl, hres, hsum), r[k], &m3, &s3);
         }
     }
     /* The tail (< 4 vectors): vector k takes accumulator k's step nb + 1 in the lanes it
        covers, so each lane's count is nb or nb + 1. */
-    const size_t i = nb * blk;
     const float rt = 1.0f / (float)(nb + 1);
     const svfloat32_t cnb = svdup_n_f32((float)nb);
     const svbool_t p0 = svwhilelt_b32_u64(i, n), p1 = svwhilelt_b32_u64(i + vl, n);
     const svbool_t p2 = svwhilelt_b32_u64(i + 2 * vl, n), p3 = svwhilelt_b32_u64(i + 3 * vl, n);
-    welford(p0, x + i, rt, &m0, &s0);
-    welford(p1, x + i + vl, rt, &m1, &s1);
-    welford(p2, x + i + 2 * vl, rt, &m2, &s2);
-    welford(p3, x + i + 3 * vl, rt, &m3, &s3);
+    welford(p0, src_v(p0, x, res, sum, i, hres, hsum), rt, &m0, &s0);
+    welford(p1, src_v(p1, x, res, sum, i + vl, hres, hsum), rt, &m1, &s1);
+    welford(p2, src_v(p2, x, res, sum, i + 2 * vl, hres, hsum), rt, &m2, &s2);
+    welford(p3, src_v(p3, x, res, sum, i + 3 * vl, hres, hsum), rt, &m3, &s3);
     svfloat32_t c0 = svadd_n_f32_m(p0, cnb, 1.0f), c1 = svadd_n_f32_m(p1, cnb, 1.0f);
     svfloat32_t c2 = svadd_n_f32_m(p2, cnb, 1.0f), c3 = svadd_n_f32_m(p3, cnb, 1.0f);
 
@@ -94,17 +136,19 @@ static void row_stats(const float *x, size_t n, float eps, const float *tab0, fl
                   eps, mean, rstd);
 }
 
-/* y = (x - mean) * (rstd * gamma) + beta; the flags are constants after inlining. */
-LN_AI svfloat32_t apply_v(svbool_t pg, const float *x, const float *g, const float *b,
-                          svfloat32_t vm, svfloat32_t vr, int hg, int hb)
+/* y = (v - mean) * (rstd * gamma) + beta, v = src (+ res when hadd: the residual sum was
+   not stored, so it is formed again, with the same single rounding). */
+LN_AI svfloat32_t apply_v(svbool_t pg, const float *src, const float *res, const float *g,
+                          const float *b, size_t i, svfloat32_t vm, svfloat32_t vr, int hg,
+                          int hb, int hadd)
 {
-    const svfloat32_t xm = svsub_f32_x(pg, svld1_f32(pg, x), vm);
-    const svfloat32_t w = hg ? svmul_f32_x(pg, svld1_f32(pg, g), vr) : vr;
-    return hb ? svmla_f32_x(pg, svld1_f32(pg, b), xm, w) : svmul_f32_x(pg, xm, w);
+    const svfloat32_t xm = svsub_f32_x(pg, src_v(pg, src, res, NULL, i, hadd, 0), vm);
+    const svfloat32_t w = hg ? svmul_f32_x(pg, svld1_f32(pg, g + i), vr) : vr;
+    return hb ? svmla_f32_x(pg, svld1_f32(pg, b + i), xm, w) : svmul_f32_x(pg, xm, w);
 }
 
-LN_AI void apply_row(const float *x, const float *g, const float *b, float *y, size_t n,
-                     float mean, float rstd, int hg, int hb)
+LN_AI void apply_row(const float *src, const float *res, const float *g, const float *b,
+                     float *y, size_t n, float mean, float rstd, int hg, int hb, int hadd)
 {
     const svbool_t pt = svptrue_b32();
     const svfloat32_t vm = svdup_n_f32(mean), vr = svdup_n_f32(rstd);
@@ -112,14 +156,14 @@ LN_AI void apply_row(const float *x, const float *g, const float *b, float *y, s
     size_t i = 0;
     for (; i + 2 * vl <= n; i += 2 * vl) {
         /* Both loads before either store: y may be x. */
-        const svfloat32_t y0 = apply_v(pt, x + i, g + i, b + i, vm, vr, hg, hb);
-        const svfloat32_t y1 = apply_v(pt, x + i + vl, g + i + vl, b + i + vl, vm, vr, hg, hb);
+        const svfloat32_t y0 = apply_v(pt, src, res, g, b, i, vm, vr, hg, hb, hadd);
+        const svfloat32_t y1 = apply_v(pt, src, res, g, b, i + vl, vm, vr, hg, hb, hadd);
         svst1_f32(pt, y + i, y0);
         svst1_f32(pt, y + i + vl, y1);
     }
     for (; i < n; i += vl) {
         const svbool_t pg = svwhilelt_b32_u64(i, n);
-        svst1_f32(pg, y + i, apply_v(pg, x + i, g + i, b + i, vm, vr, hg, hb));
+        svst1_f32(pg, y + i, apply_v(pg, src, res, g, b, i, vm, vr, hg, hb, hadd));
     }
 }
 
@@ -142,20 +186,25 @@ LN_AI void reduce_v(svbool_t pg, const float *dy, const float *x, const float *g
         svst1_f32(pg, dbp, svadd_f32_x(pg, svld1_f32(pg, dbp), d));
 }
 
-/* dx = rstd * (g - mean(g) - (x - mean) * a), a = rstd * mean(g xhat); load, then store
-   (dx may be dy). */
+/* dx = rstd * (g - mean(g) - (x - mean) * a), a = rstd * mean(g xhat), added to dx when
+   accumulating; loads, then the store (dx may be dy). */
 LN_AI void dx_v(svbool_t pg, const float *dy, const float *x, const float *g, float *dx,
-                svfloat32_t vm, svfloat32_t vr, svfloat32_t vmg, svfloat32_t va, int hg)
+                svfloat32_t vm, svfloat32_t vr, svfloat32_t vmg, svfloat32_t va, int hg,
+                int wacc)
 {
     const svfloat32_t xm = svsub_f32_x(pg, svld1_f32(pg, x), vm);
     const svfloat32_t d = svld1_f32(pg, dy);
     const svfloat32_t gv = hg ? svmul_f32_x(pg, d, svld1_f32(pg, g)) : d;
-    svst1_f32(pg, dx, svmul_f32_x(pg, svmls_f32_x(pg, svsub_f32_x(pg, gv, vmg), xm, va), vr));
+    const svfloat32_t v =
+        svmul_f32_x(pg, svmls_f32_x(pg, svsub_f32_x(pg, gv, vmg), xm, va), vr);
+    svst1_f32(pg, dx, wacc ? svadd_f32_x(pg, svld1_f32(pg, dx), v) : v);
 }
 
+/* One row: the reduce pass (dgamma/dbeta partials, and the sums dx needs), then dx.
+   RMSNorm passes mean = 0 and centered = 0 (no mean(g) term). */
 LN_AI void bwd_row(const float *dy, const float *x, const float *g, float *dx,
                    float *restrict dgp, float *restrict dbp, size_t n, float mean, float rstd,
-                   int hg, int wdx, int wdg, int wdb)
+                   int centered, int hg, int wdx, int wdg, int wdb, int wacc)
 {
     const svbool_t pt = svptrue_b32();
     const svfloat32_t vm = svdup_n_f32(mean), vr = svdup_n_f32(rstd);
@@ -176,14 +225,14 @@ LN_AI void bwd_row(const float *dy, const float *x, const float *g, float *dx,
     /* Fixed order: accumulator 0 + 1, then FADDV's architected lane tree. */
     const float sum_g = svaddv_f32(pt, svadd_f32_x(pt, sg0, sg1));
     const float sum_gx = svaddv_f32(pt, svadd_f32_x(pt, sgx0, sgx1));
-    const float mg = sum_g / (float)n, a = rstd * (sum_gx / (float)n);
+    const float mg = centered ? sum_g / (float)n : 0.0f, a = rstd * (sum_gx / (float)n);
     const svfloat32_t vmg = svdup_n_f32(mg), va = svdup_n_f32(a);
     for (i = 0; i + 2 * vl <= n; i += 2 * vl) {
-        dx_v(pt, dy + i, x + i, g + i, dx + i, vm, vr, vmg, va, hg);
-        dx_v(pt, dy + i + vl, x + i + vl, g + i + vl, dx + i + vl, vm, vr, vmg, va, hg);
+        dx_v(pt, dy + i, x + i, g + i, dx + i, vm, vr, vmg, va, hg, wacc);
+        dx_v(pt, dy + i + vl, x + i + vl, g + i + vl, dx + i + vl, vm, vr, vmg, va, hg, wacc);
     }
     for (; i < n; i += vl)
-        dx_v(svwhilelt_b32_u64(i, n), dy + i, x + i, g + i, dx + i, vm, vr, vmg, va, hg);
+        dx_v(svwhilelt_b32_u64(i, n), dy + i, x + i, g + i, dx + i, vm, vr, vmg, va, hg, wacc);
 }
 
 #include "arm/arm_drivers.h"
