@@ -178,31 +178,33 @@ LN_AI void apply_row(const float *src, const float *res, const float *g, const f
 
 /* Reduce pass of one row for 4 columns: the sums dx needs, and the block's partials. */
 LN_AI void reduce4(const float *dy, const float *x, const float *g, float *dgp, float *dbp,
-                   float32x4_t vm, float32x4_t vr, float32x4_t *sg, float32x4_t *sgx, int hg,
-                   int wdx, int wdg, int wdb)
+                   size_t i, float32x4_t vm, float32x4_t vr, float32x4_t *sg, float32x4_t *sgx,
+                   int hg, int wdx, int wdg, int wdb)
 {
-    const float32x4_t d = vld1q_f32(dy);
-    const float32x4_t xh = vmulq_f32(vsubq_f32(vld1q_f32(x), vm), vr);
+    /* Base pointers and an index: an absent (NULL) operand is never offset. */
+    const float32x4_t d = vld1q_f32(dy + i);
+    const float32x4_t xh = vmulq_f32(vsubq_f32(vld1q_f32(x + i), vm), vr);
     if (wdx) {
-        const float32x4_t gv = hg ? vmulq_f32(d, vld1q_f32(g)) : d;
+        const float32x4_t gv = hg ? vmulq_f32(d, vld1q_f32(g + i)) : d;
         *sg = vaddq_f32(*sg, gv);
         *sgx = vfmaq_f32(*sgx, gv, xh);
     }
     if (wdg)
-        vst1q_f32(dgp, vfmaq_f32(vld1q_f32(dgp), d, xh));
+        vst1q_f32(dgp + i, vfmaq_f32(vld1q_f32(dgp + i), d, xh));
     if (wdb)
-        vst1q_f32(dbp, vaddq_f32(vld1q_f32(dbp), d));
+        vst1q_f32(dbp + i, vaddq_f32(vld1q_f32(dbp + i), d));
 }
 
 /* dx = rstd * (g - mean(g) - xhat * mean(g xhat)), with xhat * mgx as (x - mean) * a,
    a = rstd * mgx; added to dx when accumulating. Loads precede the store: dx may be dy. */
-LN_AI void dx4(const float *dy, const float *x, const float *g, float *dx, float32x4_t vm,
-               float32x4_t vr, float32x4_t vmg, float32x4_t va, int hg, int wacc)
+LN_AI void dx4(const float *dy, const float *x, const float *g, float *dx, size_t i,
+               float32x4_t vm, float32x4_t vr, float32x4_t vmg, float32x4_t va, int hg, int wacc)
 {
-    const float32x4_t xm = vsubq_f32(vld1q_f32(x), vm);
-    const float32x4_t gv = hg ? vmulq_f32(vld1q_f32(dy), vld1q_f32(g)) : vld1q_f32(dy);
+    const float32x4_t xm = vsubq_f32(vld1q_f32(x + i), vm);
+    const float32x4_t d = vld1q_f32(dy + i);
+    const float32x4_t gv = hg ? vmulq_f32(d, vld1q_f32(g + i)) : d;
     const float32x4_t v = vmulq_f32(vfmsq_f32(vsubq_f32(gv, vmg), xm, va), vr);
-    vst1q_f32(dx, wacc ? vaddq_f32(vld1q_f32(dx), v) : v);
+    vst1q_f32(dx + i, wacc ? vaddq_f32(vld1q_f32(dx + i), v) : v);
 }
 
 /* One row: the reduce pass (dgamma/dbeta partials, and the sums dx needs), then dx.
@@ -215,12 +217,11 @@ LN_AI void bwd_row(const float *dy, const float *x, const float *g, float *dx,
     float32x4_t sg0 = vdupq_n_f32(0.0f), sg1 = sg0, sgx0 = sg0, sgx1 = sg0;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        reduce4(dy + i, x + i, g + i, dgp + i, dbp + i, vm, vr, &sg0, &sgx0, hg, wdx, wdg, wdb);
-        reduce4(dy + i + 4, x + i + 4, g + i + 4, dgp + i + 4, dbp + i + 4, vm, vr, &sg1, &sgx1,
-                hg, wdx, wdg, wdb);
+        reduce4(dy, x, g, dgp, dbp, i, vm, vr, &sg0, &sgx0, hg, wdx, wdg, wdb);
+        reduce4(dy, x, g, dgp, dbp, i + 4, vm, vr, &sg1, &sgx1, hg, wdx, wdg, wdb);
     }
     for (; i + 4 <= n; i += 4)
-        reduce4(dy + i, x + i, g + i, dgp + i, dbp + i, vm, vr, &sg0, &sgx0, hg, wdx, wdg, wdb);
+        reduce4(dy, x, g, dgp, dbp, i, vm, vr, &sg0, &sgx0, hg, wdx, wdg, wdb);
     float tg = 0.0f, tgx = 0.0f;
     for (; i < n; i++) {
         const float xh = (x[i] - mean) * rstd, gi = hg ? dy[i] * g[i] : dy[i];
@@ -240,11 +241,11 @@ LN_AI void bwd_row(const float *dy, const float *x, const float *g, float *dx,
     const float32x4_t vmg = vdupq_n_f32(mg), va = vdupq_n_f32(a);
     i = 0;
     for (; i + 8 <= n; i += 8) {
-        dx4(dy + i, x + i, g + i, dx + i, vm, vr, vmg, va, hg, wacc);
-        dx4(dy + i + 4, x + i + 4, g + i + 4, dx + i + 4, vm, vr, vmg, va, hg, wacc);
+        dx4(dy, x, g, dx, i, vm, vr, vmg, va, hg, wacc);
+        dx4(dy, x, g, dx, i + 4, vm, vr, vmg, va, hg, wacc);
     }
     for (; i + 4 <= n; i += 4)
-        dx4(dy + i, x + i, g + i, dx + i, vm, vr, vmg, va, hg, wacc);
+        dx4(dy, x, g, dx, i, vm, vr, vmg, va, hg, wacc);
     for (; i < n; i++) {
         const float gi = hg ? dy[i] * g[i] : dy[i];
         const float v = fmaf(-(x[i] - mean), a, gi - mg) * rstd;

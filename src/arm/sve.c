@@ -170,34 +170,35 @@ LN_AI void apply_row(const float *src, const float *res, const float *g, const f
 /* Reduce pass for one vector: the sums dx needs (merging, so a partial vector adds 0
    lanes' worth of nothing), and this block's dgamma/dbeta partials. */
 LN_AI void reduce_v(svbool_t pg, const float *dy, const float *x, const float *g, float *dgp,
-                    float *dbp, svfloat32_t vm, svfloat32_t vr, svfloat32_t *sg,
+                    float *dbp, size_t i, svfloat32_t vm, svfloat32_t vr, svfloat32_t *sg,
                     svfloat32_t *sgx, int hg, int wdx, int wdg, int wdb)
 {
-    const svfloat32_t d = svld1_f32(pg, dy);
-    const svfloat32_t xh = svmul_f32_x(pg, svsub_f32_x(pg, svld1_f32(pg, x), vm), vr);
+    /* Base pointers and an index: an absent (NULL) operand is never offset. */
+    const svfloat32_t d = svld1_f32(pg, dy + i);
+    const svfloat32_t xh = svmul_f32_x(pg, svsub_f32_x(pg, svld1_f32(pg, x + i), vm), vr);
     if (wdx) {
-        const svfloat32_t gv = hg ? svmul_f32_x(pg, d, svld1_f32(pg, g)) : d;
+        const svfloat32_t gv = hg ? svmul_f32_x(pg, d, svld1_f32(pg, g + i)) : d;
         *sg = svadd_f32_m(pg, *sg, gv);
         *sgx = svmla_f32_m(pg, *sgx, gv, xh);
     }
     if (wdg)
-        svst1_f32(pg, dgp, svmla_f32_x(pg, svld1_f32(pg, dgp), d, xh));
+        svst1_f32(pg, dgp + i, svmla_f32_x(pg, svld1_f32(pg, dgp + i), d, xh));
     if (wdb)
-        svst1_f32(pg, dbp, svadd_f32_x(pg, svld1_f32(pg, dbp), d));
+        svst1_f32(pg, dbp + i, svadd_f32_x(pg, svld1_f32(pg, dbp + i), d));
 }
 
 /* dx = rstd * (g - mean(g) - (x - mean) * a), a = rstd * mean(g xhat), added to dx when
    accumulating; loads, then the store (dx may be dy). */
 LN_AI void dx_v(svbool_t pg, const float *dy, const float *x, const float *g, float *dx,
-                svfloat32_t vm, svfloat32_t vr, svfloat32_t vmg, svfloat32_t va, int hg,
-                int wacc)
+                size_t i, svfloat32_t vm, svfloat32_t vr, svfloat32_t vmg, svfloat32_t va,
+                int hg, int wacc)
 {
-    const svfloat32_t xm = svsub_f32_x(pg, svld1_f32(pg, x), vm);
-    const svfloat32_t d = svld1_f32(pg, dy);
-    const svfloat32_t gv = hg ? svmul_f32_x(pg, d, svld1_f32(pg, g)) : d;
+    const svfloat32_t xm = svsub_f32_x(pg, svld1_f32(pg, x + i), vm);
+    const svfloat32_t d = svld1_f32(pg, dy + i);
+    const svfloat32_t gv = hg ? svmul_f32_x(pg, d, svld1_f32(pg, g + i)) : d;
     const svfloat32_t v =
         svmul_f32_x(pg, svmls_f32_x(pg, svsub_f32_x(pg, gv, vmg), xm, va), vr);
-    svst1_f32(pg, dx, wacc ? svadd_f32_x(pg, svld1_f32(pg, dx), v) : v);
+    svst1_f32(pg, dx + i, wacc ? svadd_f32_x(pg, svld1_f32(pg, dx + i), v) : v);
 }
 
 /* One row: the reduce pass (dgamma/dbeta partials, and the sums dx needs), then dx.
@@ -212,14 +213,12 @@ LN_AI void bwd_row(const float *dy, const float *x, const float *g, float *dx,
     svfloat32_t sg0 = svdup_n_f32(0.0f), sg1 = sg0, sgx0 = sg0, sgx1 = sg0;
     size_t i = 0;
     for (; i + 2 * vl <= n; i += 2 * vl) {
-        reduce_v(pt, dy + i, x + i, g + i, dgp + i, dbp + i, vm, vr, &sg0, &sgx0, hg, wdx, wdg,
-                 wdb);
-        reduce_v(pt, dy + i + vl, x + i + vl, g + i + vl, dgp + i + vl, dbp + i + vl, vm, vr,
-                 &sg1, &sgx1, hg, wdx, wdg, wdb);
+        reduce_v(pt, dy, x, g, dgp, dbp, i, vm, vr, &sg0, &sgx0, hg, wdx, wdg, wdb);
+        reduce_v(pt, dy, x, g, dgp, dbp, i + vl, vm, vr, &sg1, &sgx1, hg, wdx, wdg, wdb);
     }
     for (; i < n; i += vl)
-        reduce_v(svwhilelt_b32_u64(i, n), dy + i, x + i, g + i, dgp + i, dbp + i, vm, vr, &sg0,
-                 &sgx0, hg, wdx, wdg, wdb);
+        reduce_v(svwhilelt_b32_u64(i, n), dy, x, g, dgp, dbp, i, vm, vr, &sg0, &sgx0, hg, wdx,
+                 wdg, wdb);
     if (!wdx)
         return;
     /* Fixed order: accumulator 0 + 1, then FADDV's architected lane tree. */
@@ -228,11 +227,11 @@ LN_AI void bwd_row(const float *dy, const float *x, const float *g, float *dx,
     const float mg = centered ? sum_g / (float)n : 0.0f, a = rstd * (sum_gx / (float)n);
     const svfloat32_t vmg = svdup_n_f32(mg), va = svdup_n_f32(a);
     for (i = 0; i + 2 * vl <= n; i += 2 * vl) {
-        dx_v(pt, dy + i, x + i, g + i, dx + i, vm, vr, vmg, va, hg, wacc);
-        dx_v(pt, dy + i + vl, x + i + vl, g + i + vl, dx + i + vl, vm, vr, vmg, va, hg, wacc);
+        dx_v(pt, dy, x, g, dx, i, vm, vr, vmg, va, hg, wacc);
+        dx_v(pt, dy, x, g, dx, i + vl, vm, vr, vmg, va, hg, wacc);
     }
     for (; i < n; i += vl)
-        dx_v(svwhilelt_b32_u64(i, n), dy + i, x + i, g + i, dx + i, vm, vr, vmg, va, hg, wacc);
+        dx_v(svwhilelt_b32_u64(i, n), dy, x, g, dx, i, vm, vr, vmg, va, hg, wacc);
 }
 
 #include "arm/arm_drivers.h"
