@@ -1,4 +1,5 @@
 /* test_threads.c - one ISA's kernels give the same bits on 1..8 threads as on one. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -190,6 +191,51 @@ static void in_place_forward(void **state)
     problem_free(&p);
 }
 
+/* Host threads calling at once each get their own team (OpenMP teams belong to the
+   thread that starts them) and their own bits; under TSan this is the concurrency test. */
+typedef struct caller {
+    problem p;
+    outputs got;
+    int team[2];
+} caller;
+
+static void *call_once(void *arg)
+{
+    caller *c = arg;
+    compute(&c->p, &c->got, ALL, c->team);
+    return NULL;
+}
+
+static void concurrent_callers(void **state)
+{
+    (void)state;
+    enum { CALLERS = 3 };
+    const size_t old = ln_threads_min_work(1);
+    caller c[CALLERS];
+    outputs ref[CALLERS];
+    int team[2];
+    ln_set_num_threads(1);
+    for (int i = 0; i < CALLERS; i++) {
+        problem_init(&c[i].p, 200 + 37 * (size_t)i, 48, 500 + (uint64_t)i);
+        outputs_init(&c[i].got, c[i].p.rows, c[i].p.cols);
+        outputs_init(&ref[i], c[i].p.rows, c[i].p.cols);
+        compute(&c[i].p, &ref[i], ALL, team);
+    }
+    ln_set_num_threads(3);
+    pthread_t tid[CALLERS];
+    for (int i = 0; i < CALLERS; i++)
+        assert_int_equal(pthread_create(&tid[i], NULL, call_once, &c[i]), 0);
+    for (int i = 0; i < CALLERS; i++)
+        assert_int_equal(pthread_join(tid[i], NULL), 0);
+    for (int i = 0; i < CALLERS; i++) {
+        assert_memory_equal(ref[i].buf, c[i].got.buf, ref[i].len * sizeof(float));
+        free(ref[i].buf), free(c[i].got.buf);
+        problem_free(&c[i].p);
+    }
+    ln_set_num_threads(1);
+    ln_threads_min_work(old);
+}
+
 /* The default thresholds: one thread per LN_THREAD_MIN_FWD (forward) or _BWD elements,
    capped by units and by the setting; one thread whenever the setting is 1. */
 static void team_size_rule(void **state)
@@ -250,6 +296,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(identical_for_any_thread_count),
         cmocka_unit_test(identical_for_every_output_subset),
         cmocka_unit_test(in_place_forward),
+        cmocka_unit_test(concurrent_callers),
         cmocka_unit_test(team_size_rule),
     };
     return cmocka_run_group_tests_name(argv[1], tests, NULL, NULL);
