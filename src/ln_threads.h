@@ -29,8 +29,8 @@ static inline int ln_threads_for(size_t work, size_t min_work, size_t units)
 
 void ln_forward_threads(const ln_kernels *k, const ln_fwd_args *a, size_t rows, int t);
 /* LN_ERR_NOMEM (nothing written) if the partials of all blocks cannot be allocated. */
-int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
-                        float *dgamma, float *dbeta, int t);
+int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
+                        float *dbeta, int t);
 
 /* For tests: elements per thread for every call (0: each call's default); returns the
    previous value. */

@@ -39,13 +39,16 @@ typedef struct edges {
 } edges;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-atomic_int ln_threads_setting;    /* the setting; 0 until init_once has run */
-static atomic_int g_team_started; /* this process has entered a parallel region */
-static atomic_int g_no_teams;     /* a forked child of a process with teams, or no guard */
+atomic_int ln_threads_setting;        /* the setting; 0 until init_once has run */
+static atomic_int g_team_started;     /* this process has entered a parallel region */
+static atomic_int g_no_teams;         /* a forked child of a process with teams, or no guard */
 static _Atomic size_t g_min_override; /* tests: elements per thread, 0: the caller's */
 static atomic_int g_last_team = 1;
 
-static int clamp_threads(long n) { return n < 1 ? 1 : n > LN_THREADS_CAP ? LN_THREADS_CAP : (int)n; }
+static int clamp_threads(long n)
+{
+    return n < 1 ? 1 : n > LN_THREADS_CAP ? LN_THREADS_CAP : (int)n;
+}
 
 /* libgomp is not fork-safe: a child inherits the parent's thread pool without its threads,
    and its first parallel region waits for them forever (PyTorch #19163). A child of a
@@ -105,10 +108,7 @@ int ln_threads_team_size(size_t work, size_t min_work, size_t units)
     return t < 2 ? 1 : (int)t;
 }
 
-size_t ln_threads_min_work(size_t min_work)
-{
-    return atomic_exchange(&g_min_override, min_work);
-}
+size_t ln_threads_min_work(size_t min_work) { return atomic_exchange(&g_min_override, min_work); }
 
 int ln_threads_last_team(void) { return atomic_exchange(&g_last_team, 1); }
 
@@ -222,8 +222,8 @@ HANDOFF static void backward_team(team *tm, int t)
     backward_member(tm);
 }
 
-int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
-                        float *dgamma, float *dbeta, int t)
+int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
+                        float *dbeta, int t)
 {
     const size_t n = a->cols, nb = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
     team tm = {.k = k, .ba = a, .rows = rows, .blocks = nb, .dgamma = dgamma, .dbeta = dbeta};

@@ -22,16 +22,26 @@ static int g_quick; /* LN_TEST_QUICK=1 (emulators): 2, 3 and 8 threads only */
    with and without SIMD tails. Sizes stay small enough for the qemu suites. */
 static const struct {
     size_t rows, cols;
-} k_shapes[] = {{1, 1},    {1, 768},  {3, 5},     {7, 64},    {63, 33},  {64, 17},
-                {65, 100}, {130, 7},  {200, 1},   {257, 768}, {777, 61}, {129, 1601},
-                {520, 96}, {9, 4096}, {1100, 24}};
+} k_shapes[] = {{1, 1},    {1, 768},    {3, 5},    {7, 64},   {63, 33},
+                {64, 17},  {65, 100},   {130, 7},  {200, 1},  {257, 768},
+                {777, 61}, {129, 1601}, {520, 96}, {9, 4096}, {1100, 24}};
 #define N_SHAPES (sizeof k_shapes / sizeof k_shapes[0])
 
 /* Every combination of outputs the drivers treat differently, then the 1.1 options: the
    accumulating backward (its fold adds the caller's value), RMSNorm, the residual add
    (sum written per row) and row strides > cols (the gaps must stay untouched). */
-enum { ALL, DGAMMA_ONLY, DBETA_ONLY, DX_ONLY, GRADS_ONLY, ACCUMULATE, RMS, RESIDUAL, STRIDED,
-       N_VARIANTS };
+enum {
+    ALL,
+    DGAMMA_ONLY,
+    DBETA_ONLY,
+    DX_ONLY,
+    GRADS_ONLY,
+    ACCUMULATE,
+    RMS,
+    RESIDUAL,
+    STRIDED,
+    N_VARIANTS
+};
 
 typedef struct problem {
     size_t rows, cols;
@@ -52,7 +62,8 @@ static void problem_init(problem *p, size_t rows, size_t cols, uint64_t seed)
     p->dy = malloc(rows * cols * sizeof(float));
     p->gamma = malloc(cols * sizeof(float));
     p->beta = malloc(cols * sizeof(float));
-    assert_non_null(p->x), assert_non_null(p->dy), assert_non_null(p->gamma), assert_non_null(p->beta);
+    assert_non_null(p->x), assert_non_null(p->dy), assert_non_null(p->gamma),
+        assert_non_null(p->beta);
     /* An offset mean makes the statistics' rounding depend on every element. */
     tu_fill_normal(&rng, p->x, rows * cols, 100.0, 3.0);
     tu_fill_normal(&rng, p->dy, rows * cols, 0.0, 1.0);
@@ -82,23 +93,39 @@ static void compute(const problem *p, outputs *o, int variant, int team[2])
     const size_t n = variant == STRIDED && ld > 3 ? ld - 3 : ld;
     const unsigned rms = variant == RMS ? LN_FLAG_RMS_NORM : 0;
     tu_sentinel_fill(o->buf, o->len);
-    ln_fwd_args fa = {.x = p->x, .ldx = ld, .gamma = p->gamma, .beta = p->beta, .y = o->y,
-                      .ldy = ld, .mean = o->mean, .rstd = o->rstd, .cols = n, .eps = 1e-5f,
+    ln_fwd_args fa = {.x = p->x,
+                      .ldx = ld,
+                      .gamma = p->gamma,
+                      .beta = p->beta,
+                      .y = o->y,
+                      .ldy = ld,
+                      .mean = o->mean,
+                      .rstd = o->rstd,
+                      .cols = n,
+                      .eps = 1e-5f,
                       .flags = rms};
     if (variant == RESIDUAL)
         fa.residual = p->dy, fa.sum = o->sum;
     ln_threads_last_team();
     ln_forward_run(g_k, &fa, rows);
     team[0] = ln_threads_last_team();
-    float *dx = variant == DGAMMA_ONLY || variant == DBETA_ONLY || variant == GRADS_ONLY ? NULL : o->dx;
+    float *dx =
+        variant == DGAMMA_ONLY || variant == DBETA_ONLY || variant == GRADS_ONLY ? NULL : o->dx;
     float *dg = variant == DX_ONLY || variant == DBETA_ONLY ? NULL : o->dgamma;
     float *db = variant == DX_ONLY || variant == DGAMMA_ONLY ? NULL : o->dbeta;
     if (variant == ACCUMULATE) /* what is accumulated onto: any fixed values */
         for (size_t i = 0; i < rows * ld; i++)
             dx[i] = (float)(i % 7) - 3.0f, dg[i % n] = db[i % n] = 0.25f * (float)(i % 5);
-    const ln_bwd_args ba = {.dy = p->dy, .lddy = ld, .x = variant == RESIDUAL ? o->sum : p->x,
-                            .ldx = ld, .gamma = p->gamma, .mean = o->mean, .rstd = o->rstd,
-                            .dx = dx, .lddx = ld, .cols = n,
+    const ln_bwd_args ba = {.dy = p->dy,
+                            .lddy = ld,
+                            .x = variant == RESIDUAL ? o->sum : p->x,
+                            .ldx = ld,
+                            .gamma = p->gamma,
+                            .mean = o->mean,
+                            .rstd = o->rstd,
+                            .dx = dx,
+                            .lddx = ld,
+                            .cols = n,
                             .flags = rms | (variant == ACCUMULATE ? LN_FLAG_ACCUMULATE : 0)};
     assert_int_equal(ln_backward_run(g_k, &ba, rows, dg, db), LN_OK);
     team[1] = ln_threads_last_team();
@@ -176,8 +203,14 @@ static void in_place_forward(void **state)
     memcpy(a, p.x, rows * n * sizeof *a);
     memcpy(b, p.x, rows * n * sizeof *b);
     ln_set_num_threads(1);
-    const ln_fwd_args one = {.x = a, .ldx = n, .gamma = p.gamma, .beta = p.beta, .y = a,
-                             .ldy = n, .cols = n, .eps = 1e-5f};
+    const ln_fwd_args one = {.x = a,
+                             .ldx = n,
+                             .gamma = p.gamma,
+                             .beta = p.beta,
+                             .y = a,
+                             .ldy = n,
+                             .cols = n,
+                             .eps = 1e-5f};
     ln_forward_run(g_k, &one, rows);
     ln_set_num_threads(5);
     ln_fwd_args five = one;

@@ -64,8 +64,8 @@ typedef struct run {
 static void compute(const float *x, const float *dy, const float *g, const float *b, run *r)
 {
     assert_int_equal(ln_forward_f32(x, g, b, r->y, r->mean, r->rstd, ROWS, COLS, 1e-5f), LN_OK);
-    assert_int_equal(ln_backward_f32(dy, x, g, r->mean, r->rstd, r->dx, r->dgamma, r->dbeta,
-                                     ROWS, COLS), LN_OK);
+    assert_int_equal(
+        ln_backward_f32(dy, x, g, r->mean, r->rstd, r->dx, r->dgamma, r->dbeta, ROWS, COLS), LN_OK);
 }
 
 /* Waits up to `seconds` for pid; kills it if it is still running then. */
@@ -136,6 +136,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(forked_child_does_not_hang),
     };
     /* "env-only": the runs that exist for one LN_NUM_THREADS value each. */
-    const size_t n = argc > 2 && strcmp(argv[2], "env-only") == 0 ? 1 : sizeof tests / sizeof *tests;
+    const size_t n =
+        argc > 2 && strcmp(argv[2], "env-only") == 0 ? 1 : sizeof tests / sizeof *tests;
     return _cmocka_run_group_tests("threads_api", tests, n, NULL, NULL);
 }
