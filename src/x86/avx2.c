@@ -41,7 +41,8 @@ static inline V v_fold(V v, unsigned level)
     return _mm256_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
 }
 
-#include "kernel_body.h"
+#include "kernel_fwd.h"
+#include "kernel_bwd.h"
 
 const ln_kernels ln_kernels_avx2 = {
     .isa = LN_ISA_AVX2,
