@@ -47,6 +47,10 @@ LN_INLINE V src_vec(const ln_src *s, size_t off, int tail, VM tm, int resid)
  * with |mean| >> std keep their precision; a constant row stays exactly 0).
  * Each row's operations and their order depend only on cols and K, never on R: grouping
  * rows only interleaves independent instruction streams.
+ * Range (layernorm.h: finite while |x_i - mean| < 1e19/sqrt(n)): every M2 is a sum of
+ * squared deviations from a partial mean, at most n (1e19/sqrt(n))^2 = 1e38 < FLT_MAX,
+ * and each product d*(d*f2) or d*(x - m) has |d| below twice the bound; the shifted
+ * values x - x_0 are below twice the bound too. Nothing squares an unshifted x.
  */
 LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsigned K,
                          int resid, float eps, float *mean, float *rstd)
