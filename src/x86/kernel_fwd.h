@@ -41,6 +41,40 @@ LN_INLINE V src_vec(const ln_src *s, size_t off, int tail, VM tm, int resid)
     return v;
 }
 
+/* y = (v - mean) * (rstd * gamma) + beta, centered: a constant row gives 0 * s + beta.
+   v is x[i], or x[i] + r2[i] when `two` (the residual not stored anywhere). */
+LN_INLINE V apply_one(const float *x, const float *r2, const float *g, const float *b,
+                      size_t i, VM tm, int tail, V mv, V rs, int hg, int hb, int two)
+{
+    V v = load_t(x + i, tail, tm);
+    if (two)
+        v = v_add(v, load_t(r2 + i, tail, tm));
+    const V c = v_sub(v, mv);
+    const V sc = hg ? v_mul(rs, load_t(g + i, tail, tm)) : rs;
+    if (hb)
+        return v_fma(c, sc, load_t(b + i, tail, tm));
+    return v_mul(c, sc);
+}
+
+
+/*
+ * The apply pass of the previous row, riding along the statistics pass of the next one
+ * (forward_pipelined): the statistics are bound by floating-point throughput, the apply
+ * by loads and stores, so together they cost little more than either. Only the
+ * instruction order changes; every row's operations are those of the separate passes.
+ */
+typedef struct ln_fuse {
+    const float *x, *g, *b;
+    float *y;
+    V mv, rs;
+} ln_fuse;
+
+LN_INLINE void fuse_vec(const ln_fuse *f, size_t i, int tail, VM tm)
+{
+    store_t(f->y + i, apply_one(f->x, NULL, f->g, f->b, i, tm, tail, f->mv, f->rs, 1, 1, 0),
+            tail, tm);
+}
+
 /*
  * Mean and rstd of R rows with K accumulators each. The values are shifted by the row's
  * first value, so the running means stay near the spread instead of the offset (rows
@@ -53,7 +87,7 @@ LN_INLINE V src_vec(const ln_src *s, size_t off, int tail, VM tm, int resid)
  * values x - x_0 are below twice the bound too. Nothing squares an unshifted x.
  */
 LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsigned K,
-                         int resid, float eps, float *mean, float *rstd)
+                         int resid, float eps, float *mean, float *rstd, const ln_fuse *fz)
 {
     V m[LN_RMAX][LN_KMAX], q[LN_RMAX][LN_KMAX], s[LN_RMAX];
     float s0[LN_RMAX];
@@ -69,7 +103,7 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
     }
     size_t off = 0;
     for (size_t b = 0; b < p->nblk; b++, off += K * LN_W) {
-        const V rc = v_set1(1.0f / (float)(b + 1));
+        const V rc = v_set1(ln_recip_of(b + 1));
 #pragma GCC unroll 8
         for (unsigned j = 0; j < K; j++)
 #pragma GCC unroll 4
@@ -77,9 +111,13 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
                 welford_step(&m[r][j], &q[r][j],
                              v_sub(src_vec(src, off + r * ld + j * LN_W, 0, p->tmask, resid),
                                    s[r]), rc);
+        if (fz)
+#pragma GCC unroll 8
+            for (unsigned j = 0; j < K; j++)
+                fuse_vec(fz, off + j * LN_W, 0, p->tmask);
     }
     if (p->rv) {
-        const V rc = v_set1(1.0f / (float)(p->nblk + 1));
+        const V rc = v_set1(ln_recip_of(p->nblk + 1));
 #pragma GCC unroll 8
         for (unsigned j = 0; j < K; j++)
             if (j < p->rv)
@@ -88,6 +126,12 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
                     welford_step(&m[r][j], &q[r][j],
                                  v_sub(src_vec(src, off + r * ld + j * LN_W, 0, p->tmask,
                                                resid), s[r]), rc);
+    }
+    if (fz) {
+        for (size_t i = off; i < p->nv * LN_W; i += LN_W)
+            fuse_vec(fz, i, 0, p->tmask);
+        if (p->t)
+            fuse_vec(fz, p->nv * LN_W, 1, p->tmask);
     }
     unsigned mi = 0;
 #pragma GCC unroll 4
@@ -172,21 +216,6 @@ LN_INLINE void row_ms(const ln_plan *p, const ln_src *src, unsigned R, unsigned 
     }
 }
 
-/* y = (v - mean) * (rstd * gamma) + beta, centered: a constant row gives 0 * s + beta.
-   v is x[i], or x[i] + r2[i] when `two` (the residual not stored anywhere). */
-LN_INLINE V apply_one(const float *x, const float *r2, const float *g, const float *b,
-                      size_t i, VM tm, int tail, V mv, V rs, int hg, int hb, int two)
-{
-    V v = load_t(x + i, tail, tm);
-    if (two)
-        v = v_add(v, load_t(r2 + i, tail, tm));
-    const V c = v_sub(v, mv);
-    const V sc = hg ? v_mul(rs, load_t(g + i, tail, tm)) : rs;
-    if (hb)
-        return v_fma(c, sc, load_t(b + i, tail, tm));
-    return v_mul(c, sc);
-}
-
 LN_INLINE void apply_row_t(const ln_plan *p, const float *x, const float *r2, const float *g,
                            const float *b, float *y, float mean, float rstd, int hg, int hb,
                            int two)
@@ -239,7 +268,7 @@ LN_INLINE void forward_group(const ln_fwd_args *a, const ln_plan *p, size_t r, u
     if (rms)
         row_ms(p, &src, R, K, resid, a->eps, mean, rstd);
     else
-        row_stats(p, &src, R, K, resid, a->eps, mean, rstd);
+        row_stats(p, &src, R, K, resid, a->eps, mean, rstd, NULL);
     for (unsigned i = 0; i < R; i++) {
         /* The apply pass reads s back from sum when stored, else recomputes x + residual. */
         const float *v1 = src.sum ? src.sum + i * ld : src.x + i * ld;
@@ -267,9 +296,36 @@ LN_INLINE void forward_rows(const ln_fwd_args *a, const ln_plan *p, size_t r0, s
     }
 }
 
+/* Long LayerNorm rows with gamma and beta (the common case): row r's apply pass runs
+   inside row r+1's statistics pass. */
+static void forward_pipelined(const ln_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
+{
+    const size_t ld = a->ldx;
+    float mean, rstd;
+    ln_src src = {a->x + r0 * ld, NULL, NULL, ld};
+    row_stats(p, &src, 1, LN_KBIG, 0, a->eps, &mean, &rstd, NULL);
+    for (size_t r = r0; r < r1; r++) {
+        if (a->mean)
+            a->mean[r] = mean;
+        if (a->rstd)
+            a->rstd[r] = rstd;
+        const ln_fuse fz = {a->x + r * ld, a->gamma, a->beta, a->y + r * a->ldy,
+                            v_set1(mean), v_set1(rstd)};
+        if (r + 1 == r1) {
+            apply_row(p, fz.x, NULL, fz.g, fz.b, fz.y, mean, rstd);
+            break;
+        }
+        src.x += ld;
+        row_stats(p, &src, 1, LN_KBIG, 0, a->eps, &mean, &rstd, &fz);
+    }
+}
+
 static void forward_plain(const ln_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
 {
-    forward_rows(a, p, r0, r1, 0);
+    if (p->n > LN_SMALL_COLS && a->gamma && a->beta)
+        forward_pipelined(a, p, r0, r1);
+    else
+        forward_rows(a, p, r0, r1, 0);
 }
 
 static void forward_rms(const ln_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
