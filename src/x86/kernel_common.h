@@ -53,7 +53,8 @@ typedef struct ln_plan {
     VM tmask;
     float acc_f1[LN_KMAX], acc_f2[LN_KMAX]; /* tree over accumulators, merge order */
     float tail_f1[LN_W], tail_f2[LN_W];     /* tail lanes into the merged vector */
-    float lane_f1[LN_LOG2W][LN_W], lane_f2[LN_LOG2W][LN_W]; /* horizontal tree */
+    float lane_f1[LN_LOG2W][LN_W], lane_f2[LN_LOG2W][LN_W]; /* horizontal tree, t > 0 */
+    float lane_u[LN_LOG2W]; /* the tree's f2 when t == 0 (f1 = 1/2) */
 } ln_plan;
 
 static void chan_coef(double na, double nb, float *f1, float *f2)
@@ -63,8 +64,8 @@ static void chan_coef(double na, double nb, float *f1, float *f2)
     *f2 = (float)(na * nb * q);
 }
 
-/* One call costs what a few rows of 64 columns do, so only what differs is computed:
-   without a tail every lane pair has equal counts (f1 = 1/2, exact, no division). */
+/* Per call, so kept cheap (one row of 768 columns must take ~150 ns through the API):
+   equal counts need no division. */
 static void plan_init(ln_plan *p, size_t n, unsigned k)
 {
     p->n = n;
@@ -90,10 +91,15 @@ static void plan_init(ln_plan *p, size_t n, unsigned k)
             }
             cnt[j] += cnt[j + s];
         }
-    /* After that every lane has seen nv values; tail lane l adds one value. */
-    float tf1 = 0.0f, tf2 = 0.0f;
-    if (p->t)
-        chan_coef((double)p->nv, 1.0, &tf1, &tf2);
+    /* After that every lane has seen nv values. Without a tail the horizontal tree merges
+       equal counts (f1 = 1/2, f2 = count/2: no arrays, no division); with one, tail lane l
+       adds one value and the lanes' counts differ, so each pair gets its coefficients. */
+    for (unsigned lv = 0; lv < LN_LOG2W; lv++)
+        p->lane_u[lv] = (float)(0.5 * (double)p->nv * (double)(1u << lv));
+    if (!p->t)
+        return;
+    float tf1, tf2;
+    chan_coef((double)p->nv, 1.0, &tf1, &tf2);
     double lc[LN_W];
     for (unsigned l = 0; l < LN_W; l++) {
         p->tail_f1[l] = l < p->t ? tf1 : 0.0f;
@@ -103,16 +109,12 @@ static void plan_init(ln_plan *p, size_t n, unsigned k)
     for (unsigned lv = 0; lv < LN_LOG2W; lv++) {
         const unsigned h = LN_W >> (lv + 1);
         for (unsigned l = 0; l < LN_W; l++) {
-            if (l >= h) {
-                p->lane_f1[lv][l] = p->lane_f2[lv][l] = 0.0f;
-            } else if (lc[l] == lc[l + h] && lc[l] > 0) {
-                p->lane_f1[lv][l] = 0.5f;
-                p->lane_f2[lv][l] = (float)(0.5 * lc[l]);
-            } else {
+            if (l < h) {
                 chan_coef(lc[l], lc[l + h], &p->lane_f1[lv][l], &p->lane_f2[lv][l]);
-            }
-            if (l < h)
                 lc[l] += lc[l + h];
+            } else { /* lanes that no later level reads */
+                p->lane_f1[lv][l] = p->lane_f2[lv][l] = 0.0f;
+            }
         }
     }
 }

@@ -154,7 +154,8 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
     }
 #pragma GCC unroll 4
     for (unsigned lv = 0; lv < LN_LOG2W; lv++) {
-        const V f1 = v_load(p->lane_f1[lv]), f2 = v_load(p->lane_f2[lv]);
+        const V f1 = p->t ? v_load(p->lane_f1[lv]) : v_set1(0.5f);
+        const V f2 = p->t ? v_load(p->lane_f2[lv]) : v_set1(p->lane_u[lv]);
 #pragma GCC unroll 4
         for (unsigned r = 0; r < R; r++)
             chan_merge(&m[r][0], &q[r][0], v_fold(m[r][0], lv), v_fold(q[r][0], lv), f1, f2);
