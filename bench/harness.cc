@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <memory>
+#include <set>
 
 #include <benchmark/benchmark.h>
 
@@ -171,6 +173,23 @@ std::vector<Case> &cases()
     return v;
 }
 
+std::map<std::string, Check> &checks()
+{
+    static std::map<std::string, Check> m;
+    return m;
+}
+
+// "" when the case computed what its op's check expects (checked once per name).
+std::string check_once(const Case &c, const Problem &p)
+{
+    static std::set<std::string> done;
+    const auto it = checks().find(c.op);
+    if (!c.checked || it == checks().end() ||
+        !done.insert(c.op + "/" + c.impl + "/" + std::to_string(p.cols)).second)
+        return "";
+    return it->second(p);
+}
+
 void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
 {
     const size_t rows = rows_for(rg, cols);
@@ -187,6 +206,11 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
         }
     } else {
         call(); // warm: the previous run may have been a cold one
+        const std::string err = check_once(c, p);
+        if (!err.empty()) {
+            st.SkipWithError(err.c_str());
+            return;
+        }
         for (auto _ : st) {
             call();
             benchmark::ClobberMemory();
@@ -260,6 +284,8 @@ void add_bwd(const std::string &impl, std::function<void(const Problem &)> f)
 {
     add_bwd(impl, wrap(std::move(f)));
 }
+
+void set_check(const std::string &op, Check check) { checks()[op] = std::move(check); }
 
 void note(const std::string &key, const std::string &value)
 {

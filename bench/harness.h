@@ -41,7 +41,15 @@ struct Case {
     double bytes_per_elem; // the traffic convention: 8 forward, 12 backward
     bool needs_stats;     // fill mean/rstd from x before make() (backward inputs)
     std::vector<Regime> regimes;
+    bool checked = true;  // outputs held to the op's check (a stream is no LayerNorm)
 };
+
+// Returns "" when a case's outputs after one call are right, else what is wrong.
+using Check = std::function<std::string(const Problem &)>;
+
+// Every case of `op` is checked once per cols (hot, untimed, after its first call); a
+// failing one is reported as an error instead of a figure.
+void set_check(const std::string &op, Check check);
 
 // Registers a case for every cols of each of its regimes in the chosen sweep.
 void add_case(const Case &c);
