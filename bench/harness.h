@@ -63,7 +63,7 @@ void add_bwd(const std::string &impl, Make make);
 // Recorded in the JSON context, where report.py reads it (e.g. "onednn" -> version).
 void note(const std::string &key, const std::string &value);
 
-// Turns the added cases into Google Benchmark runs for a sweep ("quick" or "full").
+// Turns the added cases into Google Benchmark runs for a sweep ("quick", "full", "smoke").
 // explicit_reps: the user passed --benchmark_repetitions, so keep theirs.
 void register_all(const std::string &sweep, bool explicit_reps);
 

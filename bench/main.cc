@@ -21,7 +21,7 @@ std::string cpu_model()
 
 } // namespace
 
-// Own flag: --ln_sweep=quick|full (default quick). Everything else goes to Google Benchmark.
+// Own flag: --ln_sweep=quick|full|smoke (default quick). Everything else goes to Google Benchmark.
 int main(int argc, char **argv)
 {
     std::string sweep = "quick";
@@ -36,8 +36,8 @@ int main(int argc, char **argv)
             explicit_reps = true;
         rest.push_back(argv[i]);
     }
-    if (sweep != "quick" && sweep != "full") {
-        std::fprintf(stderr, "ln_bench: --ln_sweep must be quick or full\n");
+    if (sweep != "quick" && sweep != "full" && sweep != "smoke") {
+        std::fprintf(stderr, "ln_bench: --ln_sweep must be quick, full or smoke\n");
         return 2;
     }
     int n = static_cast<int>(rest.size());

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """report.py - turns ln_bench's JSON into the Markdown tables and the GB/s-vs-cols plot.
 
-Usage: bench/report.py RESULTS.json --out DIR [--readme README.md --image PATH --full-table PATH]
+Usage: bench/report.py RESULTS.json --out DIR [--no-plot]
+                       [--readme README.md --image PATH --full-table PATH]
 Writes DIR/table.md (every kernel and competitor per direction and regime, printed too),
 DIR/summary.md (one table: the public API against the roof and oneDNN) and DIR/bench.png.
 With --readme, the block between the README's bench markers is replaced by summary.md,
@@ -221,6 +222,7 @@ def main():
     ap.add_argument("--readme")
     ap.add_argument("--image", default="docs/bench/bench.png")
     ap.add_argument("--full-table", default="docs/bench/table.md")
+    ap.add_argument("--no-plot", action="store_true", help="tables only (no matplotlib)")
     a = ap.parse_args()
     ctx, runs = load(a.json)
     if not runs:
@@ -230,7 +232,8 @@ def main():
     for name, text in (("table.md", table), ("summary.md", summ)):
         with open(os.path.join(a.out, name), "w") as f:
             f.write(text + "\n")
-    plot(ctx, runs, os.path.join(a.out, "bench.png"))
+    if not a.no_plot:
+        plot(ctx, runs, os.path.join(a.out, "bench.png"))
     print(table)
     if a.readme:
         refresh_readme(a.readme, f"{summ}\n\n![GB/s against cols]({a.image})\n\n"

@@ -39,7 +39,7 @@ echo "bench: building Release in $build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLN_BUILD_BENCH=ON \
   -DLN_BUILD_TESTS=OFF "${cmake_args[@]}" > "$out/configure.log" 2>&1 \
   || { cat "$out/configure.log"; exit 1; }
-grep 'liblayernorm bench:' "$out/configure.log" | sed 's/^-- /bench: /' || true
+grep 'liblayernorm bench:' "$out/configure.log" | sed 's/^-- liblayernorm bench: /bench: /' || true
 cmake --build "$build" -j "$(nproc)" > "$out/build.log" 2>&1 \
   || { tail -n 40 "$out/build.log"; exit 1; }
 
