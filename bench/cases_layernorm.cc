@@ -131,15 +131,6 @@ void ln_bench_cases_layernorm()
                                 p.rows, p.cols);
     });
 
-    // The roof: same bytes, same regime, only the operands the stream itself moves.
-    lnb::add_case({"fwd", "stream", [](const lnb::Problem &p) -> lnb::Call {
-                       return [p] { ln_bench_stream_copy(p.x, p.y, p.rows * p.cols); };
-                   },
-                   lnb::OP_X | lnb::OP_Y, 8.0, false, {lnb::Regime::hot, lnb::Regime::cold},
-                   false});
-    lnb::add_case({"bwd", "stream", [](const lnb::Problem &p) -> lnb::Call {
-                       return [p] { ln_bench_stream_add(p.dy, p.x, p.dx, p.rows * p.cols); };
-                   },
-                   lnb::OP_DY | lnb::OP_X | lnb::OP_DX, 12.0, false,
-                   {lnb::Regime::hot, lnb::Regime::cold}, false});
+    lnb::add_stream("fwd", false);
+    lnb::add_stream("bwd", true);
 }

@@ -272,26 +272,37 @@ void fill_uniform(float *p, size_t n, float lo, float hi, unsigned seed)
 
 void add_case(const Case &c) { cases().push_back(c); }
 
-static Make wrap(std::function<void(const Problem &)> f)
+static Make wrap(Simple f)
 {
     return [f](const Problem &p) -> Call { return [f, p] { f(p); }; };
 }
 
-void add_fwd(const std::string &impl, Make make)
+void add_fwd(const std::string &impl, Make make, const std::string &op)
 {
-    add_case({"fwd", impl, std::move(make), OPS_FWD, 8.0, false, {Regime::hot, Regime::cold}});
+    add_case({op, impl, std::move(make), OPS_FWD, 8.0, false, {Regime::hot, Regime::cold}});
 }
-void add_bwd(const std::string &impl, Make make)
+void add_bwd(const std::string &impl, Make make, const std::string &op)
 {
-    add_case({"bwd", impl, std::move(make), OPS_BWD, 12.0, true, {Regime::hot, Regime::cold}});
+    add_case({op, impl, std::move(make), OPS_BWD, 12.0, true, {Regime::hot, Regime::cold}});
 }
-void add_fwd(const std::string &impl, std::function<void(const Problem &)> f)
+void add_fwd(const std::string &impl, Simple f, const std::string &op)
 {
-    add_fwd(impl, wrap(std::move(f)));
+    add_fwd(impl, wrap(std::move(f)), op);
 }
-void add_bwd(const std::string &impl, std::function<void(const Problem &)> f)
+void add_bwd(const std::string &impl, Simple f, const std::string &op)
 {
-    add_bwd(impl, wrap(std::move(f)));
+    add_bwd(impl, wrap(std::move(f)), op);
+}
+
+// Same bytes, same regime, and only the operands the stream itself moves get flushed.
+void add_stream(const std::string &op, bool backward)
+{
+    const Simple copy = [](const Problem &p) { ln_bench_stream_copy(p.x, p.y, p.rows * p.cols); };
+    const Simple add = [](const Problem &p) {
+        ln_bench_stream_add(p.dy, p.x, p.dx, p.rows * p.cols);
+    };
+    add_case({op, "stream", wrap(backward ? add : copy), backward ? OP_DY | OP_X | OP_DX : OP_X | OP_Y,
+              backward ? 12.0 : 8.0, false, {Regime::hot, Regime::cold}, false});
 }
 
 void set_check(const std::string &op, Check check) { checks()[op] = std::move(check); }

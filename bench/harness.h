@@ -2,6 +2,20 @@
 #ifndef LN_BENCH_HARNESS_H
 #define LN_BENCH_HARNESS_H
 
+// A new benchmark is a few lines in a cases_*.cc registration function. Another kernel
+// of an existing op: lnb::add_fwd("name", [](const lnb::Problem &p) { ...call... });
+// it then runs for every cols, hot and cold, beside the others. A new op gets its own
+// tables, roof and (optionally) check, e.g. RMSNorm:
+//     lnb::add_fwd("api", [](const lnb::Problem &p) {
+//         ln_forward_ex_f32(p.x, p.cols, p.gamma, p.beta, p.y, p.cols, p.mean, p.rstd,
+//                           p.rows, p.cols, 1e-5f, LN_FLAG_RMS_NORM);
+//     }, "rms_fwd");
+//     lnb::add_stream("rms_fwd", false);
+// Other traffic (fused residual add: 16 B/element; bf16) is lnb::add_case with its own
+// operands and bytes_per_elem. Untimed setup (a primitive, a thread count) goes in a
+// Make. Runs that need wall-clock time (several threads) must not use the thread CPU
+// clock: see run_case.
+
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -54,11 +68,16 @@ void set_check(const std::string &op, Check check);
 // Registers a case for every cols of each of its regimes in the chosen sweep.
 void add_case(const Case &c);
 
-// The common shapes in one line each: a forward or backward case over hot and cold.
-void add_fwd(const std::string &impl, std::function<void(const Problem &)> f);
-void add_bwd(const std::string &impl, std::function<void(const Problem &)> f);
-void add_fwd(const std::string &impl, Make make);
-void add_bwd(const std::string &impl, Make make);
+// The common shapes in one line each: a forward (8 B/element, LayerNorm's operands) or
+// backward (12 B/element, statistics filled in) case over hot and cold.
+using Simple = std::function<void(const Problem &)>;
+void add_fwd(const std::string &impl, Simple f, const std::string &op = "fwd");
+void add_bwd(const std::string &impl, Simple f, const std::string &op = "bwd");
+void add_fwd(const std::string &impl, Make make, const std::string &op = "fwd");
+void add_bwd(const std::string &impl, Make make, const std::string &op = "bwd");
+
+// The roof of an op with forward's traffic (y = x) or backward's (dx = dy + x).
+void add_stream(const std::string &op, bool backward);
 
 // Recorded in the JSON context, where report.py reads it (e.g. "onednn" -> version).
 void note(const std::string &key, const std::string &value);

@@ -42,6 +42,12 @@ def load(path):
     return doc["context"], runs
 
 
+def ops_of(runs):
+    """Forward and backward first, then any op added later (e.g. rms_fwd), by name."""
+    seen = {k[0] for k in runs if k[1] in REGIMES}
+    return [o for o in OPS if o in seen] + sorted(seen - set(OPS))
+
+
 def med(r, key="gbs"):
     return statistics.median(r[key])
 
@@ -84,7 +90,8 @@ def full_tables(ctx, runs):
            "stream roof measured in the same run and regime. API = the public entry point "
            "(dispatched kernel); kernel names = that kernel forced; ×oneDNN, ×naive = API "
            "speed over theirs.", ""]
-    for op, op_name in OPS.items():
+    for op in ops_of(runs):
+        op_name = OPS.get(op, op)
         for regime, rg_name in REGIMES.items():
             cols_list = sorted({k[3] for k in runs if k[0] == op and k[1] == regime})
             if not cols_list:
@@ -136,7 +143,7 @@ def latency_table(runs):
 
 def summary(ctx, runs):
     """The README's table: the public API per cols, one column per direction and regime."""
-    groups = [(op, rg) for op in OPS for rg in REGIMES
+    groups = [(op, rg) for op in ops_of(runs) for rg in REGIMES
               if any(k[:3] == (op, rg, "api") for k in runs)]
     cols_list = sorted({k[3] for k in runs if k[1] in REGIMES})
     dnnl = any(k[2] == "onednn" for k in runs)
