@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
     --publish) publish=1 ;;
     -D*) cmake_args+=("$1") ;;
     --) shift; bench_args=("$@"); break ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
