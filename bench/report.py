@@ -185,6 +185,10 @@ def plot(ctx, runs, path):
                 pts = sorted((k[3], med(v)) for k, v in runs.items() if k[:3] == (op, rg, impl))
                 if not pts:
                     continue
+                # Tail sizes (cols not a multiple of 8, e.g. 1601) as lone markers: on the
+                # line they would zigzag against their round neighbour.
+                tails = [q for q in pts if q[0] % 8]
+                pts = [q for q in pts if not q[0] % 8] or pts
                 xs, ys = zip(*pts)
                 style = dict(marker="o", markersize=3, linewidth=1.4)
                 if impl == "stream":
@@ -193,14 +197,17 @@ def plot(ctx, runs, path):
                     style.update(linewidth=2.6)
                 elif impl not in COMPETITORS:
                     style.update(linestyle=":")
-                ax.plot(xs, ys, label=LABELS.get(impl, impl + " (forced)") +
-                        (" (roof)" if impl == "stream" else ""), **style)
+                line, = ax.plot(xs, ys, label=LABELS.get(impl, impl + " (forced)") +
+                                (" (roof)" if impl == "stream" else ""), **style)
+                if tails:
+                    ax.plot(*zip(*tails), linestyle="none", marker="x", markersize=7,
+                            color=line.get_color())
             ax.set_xscale("log", base=2)
             ax.set_xticks(ticks)
             ax.set_xticklabels([str(t) for t in ticks], fontsize=8)
             ax.set_ylim(bottom=0)
             ax.set_title(f"{OPS[op]}, {rg}")
-            ax.set_xlabel("cols")
+            ax.set_xlabel("cols (× = a tail size, e.g. 1601)")
             ax.set_ylabel("GB/s (8 B/elem fwd, 12 B/elem bwd)")
             ax.grid(alpha=0.3)
             if ax.lines:
