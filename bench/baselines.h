@@ -24,6 +24,12 @@ void ln_bench_naive_backward(const float *dy, const float *x, const float *gamma
    backward (read 8, write 4), as plain loops with ordinary stores. */
 void ln_bench_stream_copy(const float *x, float *y, size_t n);
 void ln_bench_stream_add(const float *dy, const float *x, float *dx, size_t n);
+#if defined(__x86_64__)
+/* The same with non-temporal stores: the cold regime's other ceiling. */
+#define LN_BENCH_HAVE_STREAM_NT 1
+void ln_bench_stream_copy_nt(const float *x, float *y, size_t n);
+void ln_bench_stream_add_nt(const float *dy, const float *x, float *dx, size_t n);
+#endif
 
 #ifdef __cplusplus
 }

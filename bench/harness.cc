@@ -302,8 +302,22 @@ void add_stream(const std::string &op, bool backward)
     const Simple add = [](const Problem &p) {
         ln_bench_stream_add(p.dy, p.x, p.dx, p.rows * p.cols);
     };
-    add_case({op, "stream", wrap(backward ? add : copy), backward ? OP_DY | OP_X | OP_DX : OP_X | OP_Y,
-              backward ? 12.0 : 8.0, false, {Regime::hot, Regime::cold}, false});
+    const unsigned ops = backward ? OP_DY | OP_X | OP_DX : OP_X | OP_Y;
+    const double bpe = backward ? 12.0 : 8.0;
+    add_case({op, "stream", wrap(backward ? add : copy), ops, bpe, false,
+              {Regime::hot, Regime::cold}, false});
+#if LN_BENCH_HAVE_STREAM_NT
+    // Cold only: in L2 non-temporal stores are just slower. A kernel using them may beat
+    // "stream"; this is the roof it then answers to.
+    const Simple copy_nt = [](const Problem &p) {
+        ln_bench_stream_copy_nt(p.x, p.y, p.rows * p.cols);
+    };
+    const Simple add_nt = [](const Problem &p) {
+        ln_bench_stream_add_nt(p.dy, p.x, p.dx, p.rows * p.cols);
+    };
+    add_case({op, "stream_nt", wrap(backward ? add_nt : copy_nt), ops, bpe, false,
+              {Regime::cold}, false});
+#endif
 }
 
 void set_check(const std::string &op, Check check) { checks()[op] = std::move(check); }

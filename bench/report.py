@@ -18,7 +18,9 @@ OPS = {"fwd": "Forward", "bwd": "Backward"}
 REGIMES = {"hot": "hot (x ≈ 256 KiB, L2-resident)",
            "cold": "cold (x ≈ 64 MiB, every operand flushed before each call)"}
 COMPETITORS = ["naive", "onednn"]
-LABELS = {"api": "API", "naive": "naive", "onednn": "oneDNN", "stream": "stream"}
+LABELS = {"api": "API", "naive": "naive", "onednn": "oneDNN", "stream": "stream",
+          "stream_nt": "stream NT"}
+ROOFS = ["stream", "stream_nt"]  # stream_nt: non-temporal stores, cold regime only
 BEGIN, END = "<!-- bench:begin (scripts/bench.sh --publish) -->", "<!-- bench:end -->"
 
 
@@ -57,7 +59,7 @@ def impl_order(ctx, runs):
     kernels = [k for k in reversed(ctx.get("ln_kernels", "").split(",")) if k]
     seen = {k[2] for k in runs}
     order = [i for i in ["api"] + kernels + COMPETITORS if i in seen]
-    return order + sorted(seen - set(order) - {"stream"})
+    return order + sorted(seen - set(order) - set(ROOFS))
 
 
 def header(ctx, runs):
@@ -87,7 +89,8 @@ def full_tables(ctx, runs):
     has = {i: any(k[2] == i for k in runs) for i in order}
     out = [header(ctx, runs), "",
            "GB/s with 8 B per element forward and 12 backward; in parentheses the % of the "
-           "stream roof measured in the same run and regime. API = the public entry point "
+           "stream roof (ordinary stores) measured in the same run and regime; stream NT = "
+           "the same with non-temporal stores (cold only). API = the public entry point "
            "(dispatched kernel); kernel names = that kernel forced; ×oneDNN, ×naive = API "
            "speed over theirs.", ""]
     for op in ops_of(runs):
@@ -97,7 +100,9 @@ def full_tables(ctx, runs):
             if not cols_list:
                 continue
             others = [i for i in order if i != "api"]
-            head = ["cols", "rows", "stream", "API (min–max)", "% stream"]
+            nt = any(k[:3] == (op, regime, "stream_nt") for k in runs)
+            head = ["cols", "rows", "stream"] + (["stream NT"] if nt else [])
+            head += ["API (min–max)", "% stream"]
             head += ["×" + LABELS[c] for c in COMPETITORS if has.get(c)]
             head += [LABELS.get(i, i) for i in others]
             out += [f"### {op_name}, {rg_name}", "", "| " + " | ".join(head) + " |",
@@ -109,6 +114,9 @@ def full_tables(ctx, runs):
                 api = runs.get(key("api"))
                 rows = next(runs[k]["rows"] for k in runs if k[:2] == (op, regime) and k[3] == cols)
                 cells = [str(cols), str(rows), fmt(med(roof)) if roof else "–"]
+                if nt:
+                    r = runs.get(key("stream_nt"))
+                    cells.append(fmt(med(r)) if r else "–")
                 if api:
                     cells += [f"{fmt(med(api))} ({fmt(min(api['gbs']))}–{fmt(max(api['gbs']))})",
                               f"{100 * med(api) / med(roof):.0f}%" if roof else "–"]
@@ -181,7 +189,7 @@ def plot(ctx, runs, path):
     for row, rg in enumerate(REGIMES):
         for col, op in enumerate(OPS):
             ax = axes[row][col]
-            for impl in ["stream"] + order:
+            for impl in ROOFS + order:
                 pts = sorted((k[3], med(v)) for k, v in runs.items() if k[:3] == (op, rg, impl))
                 if not pts:
                     continue
@@ -191,14 +199,15 @@ def plot(ctx, runs, path):
                 pts = [q for q in pts if not q[0] % 8] or pts
                 xs, ys = zip(*pts)
                 style = dict(marker="o", markersize=3, linewidth=1.4)
-                if impl == "stream":
-                    style = dict(color="black", linestyle="--", linewidth=2.2)
+                if impl in ROOFS:
+                    style = dict(color="black" if impl == "stream" else "grey",
+                                 linestyle="--", linewidth=2.2)
                 elif impl == "api":
                     style.update(linewidth=2.6)
                 elif impl not in COMPETITORS:
                     style.update(linestyle=":")
                 line, = ax.plot(xs, ys, label=LABELS.get(impl, impl + " (forced)") +
-                                (" (roof)" if impl == "stream" else ""), **style)
+                                (" (roof)" if impl in ROOFS else ""), **style)
                 if tails:
                     ax.plot(*zip(*tails), linestyle="none", marker="x", markersize=7,
                             color=line.get_color())
