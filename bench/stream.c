@@ -7,9 +7,9 @@
 #include <immintrin.h>
 #endif
 
-/* Built with -fno-tree-loop-distribute-patterns so the copy stays this loop: as a memcpy
-   call, glibc switches to non-temporal stores on large sizes and the roof would measure
-   a store kind no kernel uses. */
+/* Built with -fno-builtin and gcc's -fno-tree-loop-distribute-patterns so the copy stays
+   this loop: as a memcpy call, glibc switches to non-temporal stores on large sizes and
+   the ordinary-store roof would silently become the non-temporal one (measured below). */
 void ln_bench_stream_copy(const float *restrict x, float *restrict y, size_t n)
 {
     for (size_t i = 0; i < n; i++)
