@@ -29,6 +29,8 @@ void ln_bench_stream_add(const float *dy, const float *x, float *dx, size_t n);
 #define LN_BENCH_HAVE_STREAM_NT 1
 void ln_bench_stream_copy_nt(const float *x, float *y, size_t n);
 void ln_bench_stream_add_nt(const float *dy, const float *x, float *dx, size_t n);
+#else
+#define LN_BENCH_HAVE_STREAM_NT 0
 #endif
 
 #ifdef __cplusplus

@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 
     lnb::note("cpu_model", cpu_model());
     ln_bench_cases_layernorm();
-#if LN_BENCH_ONEDNN
+#ifdef LN_BENCH_ONEDNN
     ln_bench_cases_onednn();
 #else
     lnb::note("onednn", "absent");
