@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/utsname.h>
+
 #include <benchmark/benchmark.h>
 
 #include "harness.h"
@@ -16,7 +18,8 @@ std::string cpu_model()
     for (std::string line; std::getline(f, line);)
         if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
             return line.substr(line.find(':') + 2);
-    return "unknown";
+    utsname u{}; // Arm's /proc/cpuinfo has no model name: at least say the architecture
+    return std::string("unknown ") + (uname(&u) == 0 ? u.machine : "CPU");
 }
 
 } // namespace
