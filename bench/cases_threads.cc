@@ -15,7 +15,8 @@ extern "C" {
 // "% stream" is the share of the 2-thread roof measured in the same run. Every case is
 // timed on the wall clock: the second thread's time is not the caller's CPU time.
 
-namespace {
+namespace
+{
 
 constexpr float kEps = 1e-5f;
 
@@ -61,8 +62,13 @@ lnb::Call stream_call(const lnb::Problem &p, bool backward)
 void add(const std::string &op, const std::string &impl, lnb::Make make, bool backward,
          bool checked)
 {
-    lnb::Case c{op, impl, std::move(make), backward ? lnb::OPS_BWD : lnb::OPS_FWD,
-                backward ? 12.0 : 8.0, backward, {lnb::Regime::hot, lnb::Regime::cold}};
+    lnb::Case c{op,
+                impl,
+                std::move(make),
+                backward ? lnb::OPS_BWD : lnb::OPS_FWD,
+                backward ? 12.0 : 8.0,
+                backward,
+                {lnb::Regime::hot, lnb::Regime::cold}};
     if (!checked) // a stream is no LayerNorm; its operands are the stream's own
         c.checked = false, c.needs_stats = false,
         c.operands = backward ? lnb::OP_DY | lnb::OP_X | lnb::OP_DX : lnb::OP_X | lnb::OP_Y;
@@ -76,13 +82,17 @@ void ln_bench_cases_threads()
 {
     for (int threads : {2, 1}) {
         const std::string impl = threads == 2 ? "api" : "api_1t";
-        add("fwd_mt", impl, [threads](const lnb::Problem &p) { return forward_call(p, threads); },
+        add(
+            "fwd_mt", impl, [threads](const lnb::Problem &p) { return forward_call(p, threads); },
             false, true);
-        add("bwd_mt", impl, [threads](const lnb::Problem &p) { return backward_call(p, threads); },
+        add(
+            "bwd_mt", impl, [threads](const lnb::Problem &p) { return backward_call(p, threads); },
             true, true);
     }
-    add("fwd_mt", "stream", [](const lnb::Problem &p) { return stream_call(p, false); }, false,
+    add(
+        "fwd_mt", "stream", [](const lnb::Problem &p) { return stream_call(p, false); }, false,
         false);
-    add("bwd_mt", "stream", [](const lnb::Problem &p) { return stream_call(p, true); }, true,
+    add(
+        "bwd_mt", "stream", [](const lnb::Problem &p) { return stream_call(p, true); }, true,
         false);
 }
