@@ -1,5 +1,6 @@
 // cases_threads.cc - 1 vs 2 threads through the public API (issue 8), against a 2-thread stream.
 #include <string>
+#include <vector>
 
 #include <omp.h>
 
@@ -41,26 +42,33 @@ lnb::Call backward_call(const lnb::Problem &p, int threads)
     };
 }
 
-// The stream loops of stream.c, each thread on its contiguous half.
-lnb::Call stream_call(const lnb::Problem &p, bool backward)
+// The stream loops of stream.c (nt: their non-temporal twins), each thread on its half.
+lnb::Call stream_call(const lnb::Problem &p, bool backward, bool nt_stores)
 {
-    return [p, backward] {
+    auto copy = ln_bench_stream_copy;
+    auto add = ln_bench_stream_add;
+#if LN_BENCH_HAVE_STREAM_NT
+    if (nt_stores)
+        copy = ln_bench_stream_copy_nt, add = ln_bench_stream_add_nt;
+#endif
+    (void)nt_stores;
+    return [p, backward, copy, add] {
         const size_t n = p.rows * p.cols;
 #pragma omp parallel num_threads(2)
         {
             const size_t i = static_cast<size_t>(omp_get_thread_num());
             const size_t nt = static_cast<size_t>(omp_get_num_threads());
-            const size_t lo = n / nt * i, hi = i + 1 == nt ? n : lo + n / nt;
+            const size_t lo = n / nt * i, len = (i + 1 == nt ? n : lo + n / nt) - lo;
             if (backward)
-                ln_bench_stream_add(p.dy + lo, p.x + lo, p.dx + lo, hi - lo);
+                add(p.dy + lo, p.x + lo, p.dx + lo, len);
             else
-                ln_bench_stream_copy(p.x + lo, p.y + lo, hi - lo);
+                copy(p.x + lo, p.y + lo, len);
         }
     };
 }
 
 void add(const std::string &op, const std::string &impl, lnb::Make make, bool backward,
-         bool checked)
+         bool checked, std::vector<lnb::Regime> regimes = {lnb::Regime::hot, lnb::Regime::cold})
 {
     lnb::Case c{op,
                 impl,
@@ -68,7 +76,7 @@ void add(const std::string &op, const std::string &impl, lnb::Make make, bool ba
                 backward ? lnb::OPS_BWD : lnb::OPS_FWD,
                 backward ? 12.0 : 8.0,
                 backward,
-                {lnb::Regime::hot, lnb::Regime::cold}};
+                std::move(regimes)};
     if (!checked) // a stream is no LayerNorm; its operands are the stream's own
         c.checked = false, c.needs_stats = false,
         c.operands = backward ? lnb::OP_DY | lnb::OP_X | lnb::OP_DX : lnb::OP_X | lnb::OP_Y;
@@ -89,10 +97,17 @@ void ln_bench_cases_threads()
             "bwd_mt", impl, [threads](const lnb::Problem &p) { return backward_call(p, threads); },
             true, true);
     }
-    add(
-        "fwd_mt", "stream", [](const lnb::Problem &p) { return stream_call(p, false); }, false,
-        false);
-    add(
-        "bwd_mt", "stream", [](const lnb::Problem &p) { return stream_call(p, true); }, true,
-        false);
+    for (bool backward : {false, true}) {
+        const std::string op = backward ? "bwd_mt" : "fwd_mt";
+        add(
+            op, "stream",
+            [backward](const lnb::Problem &p) { return stream_call(p, backward, false); }, backward,
+            false);
+#if LN_BENCH_HAVE_STREAM_NT
+        // Cold only, like the 1-thread harness's: the roof of a kernel storing non-temporally.
+        add(op, "stream_nt",
+            [backward](const lnb::Problem &p) { return stream_call(p, backward, true); }, backward,
+            false, {lnb::Regime::cold});
+#endif
+    }
 }
