@@ -260,6 +260,8 @@ Sweep sweep_named(const std::string &name)
         return {{64, 1601}, {1601}, {768}, 1, 1, 0.001, 1};
     if (name == "full")
         return {kAllCols, kAllCols, {768, 1600, 4096}, 9, 7, 0.05, 3};
+    if (name == "ext") // the 1.1 entry points beside the plain API, at GPT-2 widths
+        return {{768, 1600, 4096, 12288}, {768, 1600, 4096, 12288}, {}, 7, 7, 0.01, 1};
     // quick: every cols hot; cold only where the regime changes character (small rows,
     // GPT-2 sizes, a tail, the largest), one call per repetition (each costs a 64 MiB
     // setup and flush) but still the 7 repetitions PERFORMANCE.md asks for.
