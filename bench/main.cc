@@ -52,6 +52,7 @@ int main(int argc, char **argv)
     ln_bench_cases_layernorm();
     if (sweep == "full" || sweep == "ext")
         ln_bench_cases_ext();
+    ln_bench_cases_threads();
 #ifdef LN_BENCH_ONEDNN
     ln_bench_cases_onednn();
 #else

@@ -127,4 +127,7 @@ int ln_check_backward(const ln_bwd_args *a, const float *dgamma, const float *db
 int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
                     float *dgamma, float *dbeta);
 
+/* Runs a validated forward over all rows, on threads when the setting and size call for it. */
+void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows);
+
 #endif /* LN_INTERNAL_H */

@@ -1,11 +1,26 @@
-/* run.c - drives a kernel over all rows: backward's row blocks and their fixed-order fold. */
+/* run.c - drives a kernel over all rows: threads or not, backward's blocks and their fold. */
 #include <stdlib.h>
 
-#include "ln_internal.h"
+#include "ln_threads.h"
+
+void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
+{
+    const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_FWD, rows);
+    if (t > 1)
+        ln_forward_threads(k, a, rows, t);
+    else
+        k->forward(a, 0, rows);
+}
 
 int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
                     float *dbeta)
 {
+    /* Threads need every block's partials at once; if that memory cannot be had, the one
+       thread below computes the same bits with one block's worth. */
+    const size_t blocks = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
+    const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_BWD, blocks);
+    if (t > 1 && ln_backward_threads(k, a, rows, dgamma, dbeta, t) == LN_OK)
+        return LN_OK;
     const int accumulate = (a->flags & LN_FLAG_ACCUMULATE) != 0;
     /* One block (or no parameter gradients): the kernel's partials are the result. That
        equals the general path bit for bit: (float)(0.0 + (double)p) == p. */

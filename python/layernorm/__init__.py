@@ -12,6 +12,7 @@ from .errors import (AliasError, EpsError, FlagsError, IsaError, LayerNormError,
 from .isa import (available_isas, get_isa, isa_available, isa_id, isa_names, max_isa,
                   set_max_isa)
 from .ops import add_forward, backward, forward
+from .threads import get_num_threads, num_threads, set_num_threads
 
 __version__ = _lib.version_string  # the loaded library's version
 library_path = _lib.path
@@ -27,4 +28,5 @@ def library_version():
 __all__ = ["forward", "backward", "add_forward", "has", "get_isa", "set_max_isa", "max_isa",
            "isa_available", "isa_names", "isa_id", "available_isas", "library_version", "library_path",
            "LayerNormError", "NullPointerError", "ShapeError", "EpsError", "AliasError",
-           "IsaError", "OutOfMemoryError", "FlagsError"]
+           "IsaError", "OutOfMemoryError", "FlagsError", "get_num_threads", "set_num_threads",
+           "num_threads"]
