@@ -29,9 +29,9 @@
 #include <stddef.h>
 
 #define LN_VERSION_MAJOR 1
-#define LN_VERSION_MINOR 1
+#define LN_VERSION_MINOR 2
 #define LN_VERSION_PATCH 0
-#define LN_VERSION_STRING "1.1.0"
+#define LN_VERSION_STRING "1.2.0"
 
 #if defined(_WIN32)
 #define LN_API
