@@ -26,6 +26,10 @@ for suite in "$LN_ROOT"/scripts/suites/*.sh; do
   echo "=== suite $name took $((SECONDS - start)) s"
 done
 
+if [ ! -s "$LN_OUT/ledger" ]; then
+  echo "test.sh: no suite matched '$pattern'" >&2
+  exit 1
+fi
 echo
 echo "per suite (passed failed skipped):"
 column -t "$LN_OUT/ledger" 2>/dev/null || cat "$LN_OUT/ledger"
