@@ -27,6 +27,7 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define LN_VERSION_MAJOR 1
 #define LN_VERSION_MINOR 0
@@ -118,6 +119,64 @@ LN_API const char *ln_isa_name(int isa); /* "scalar", "avx2", ...; "unknown" */
    compare with LN_VERSION_* to detect a header/library mismatch. */
 LN_API unsigned ln_version(void);
 LN_API const char *ln_version_string(void);
+
+/* ==== bf16 LayerNorm and GELU (since 1.3, symbol node LAYERNORM_1.3) ==================
+ *
+ * bf16 ("brain float") values are passed as their raw 16 bits in uint16_t: the upper half
+ * of the IEEE float with the same value. They are widened exactly to float; every sum,
+ * mean and product is float32 (never bf16), so the result equals rounding the float
+ * LayerNorm of the widened inputs, within one bf16 ulp. Outputs are rounded to nearest,
+ * ties to even; a NaN stays a (quiet) NaN, infinities and signed zeros stay; bf16
+ * subnormals are kept (never flushed), whichever instructions the kernel uses.
+ */
+
+/* A permanent status beside the ones above (7 is reserved). */
+enum {
+    LN_ERR_KIND = 8 /* an enumerated argument (e.g. the GELU kind) has an unknown value */
+};
+
+/*
+ * bf16 forward: as ln_forward_f32, with x and y rows*cols bf16 values. gamma, beta (cols
+ * floats, NULL: ones / zeros), mean and rstd (rows floats, written when non-NULL) are
+ * float. Same checks in the same order and the same status codes; y == x is allowed.
+ */
+LN_API int ln_forward_bf16(const uint16_t *x, const float *gamma, const float *beta,
+                           uint16_t *y, float *mean, float *rstd,
+                           size_t rows, size_t cols, float eps);
+
+/*
+ * bf16 backward: as ln_backward_f32, with dy, x and dx rows*cols bf16 values; gamma,
+ * mean, rstd (as written by either forward), dgamma and dbeta are float, and dgamma and
+ * dbeta are accumulated in float per block and folded in double exactly as for float.
+ * dx == dy is allowed. Same checks, order and status codes as ln_backward_f32.
+ */
+LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x,
+                            const float *gamma, const float *mean, const float *rstd,
+                            uint16_t *dx, float *dgamma, float *dbeta,
+                            size_t rows, size_t cols);
+
+/*
+ * GELU, elementwise over n floats, the activation after LayerNorm in a GPT-2 block:
+ *     LN_GELU_TANH   0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))     GPT-2's form
+ *     LN_GELU_ERF    0.5 x (1 + erf(x / sqrt(2)))                         exact form
+ * Computed as x * sigmoid(2u) and 0.5 x erfc(-x / sqrt(2)), which never cancel, with
+ * SLEEF's vector exp/erfc. Accuracy against the function evaluated in double: within
+ * 4 float ulp, plus, for x < 0, the error the function's own growth gives to one
+ * rounding of its argument, |x f'(x)| * 2^-22 (GELU falls like exp(-x^2/2) there, so
+ * that term dominates below about x = -3; |f| < 1.2e-38 only for x < -9.5 (tanh) and
+ * x < -13 (erf), where the result may be a subnormal or zero). NaN in, NaN out;
+ * f(+Inf) = +Inf, f(-Inf) = -0.
+ *
+ * ln_gelu_forward_f32: y[i] = f(x[i]). ln_gelu_backward_f32: dx[i] = dy[i] * f'(x[i]).
+ * n == 0 is a successful no-op; then, in order: a NULL pointer -> LN_ERR_NULL; n * 4
+ * bytes overflowing -> LN_ERR_SHAPE; kind neither value below -> LN_ERR_KIND; an output
+ * overlapping an input other than exactly (y == x; dx == dy or dx == x) -> LN_ERR_ALIAS.
+ */
+#define LN_GELU_TANH 0
+#define LN_GELU_ERF 1
+LN_API int ln_gelu_forward_f32(const float *x, float *y, size_t n, int kind);
+LN_API int ln_gelu_backward_f32(const float *dy, const float *x, float *dx, size_t n,
+                                int kind);
 
 #ifdef __cplusplus
 }

@@ -4,14 +4,15 @@
 
 #include "ln_internal.h"
 
-/* Bytes spanned by `rows` rows of `cols` floats, `ld` apart; 0 when it overflows. */
-static size_t span_bytes(size_t rows, size_t cols, size_t ld)
+/* Bytes spanned by `rows` rows of `cols` elements of `elem` bytes, `ld` apart; 0 when it
+   overflows. */
+static size_t span_bytes(size_t rows, size_t cols, size_t ld, size_t elem)
 {
     if (rows == 0 || cols == 0 || ld < cols)
         return 0;
-    if (rows - 1 > (SIZE_MAX / sizeof(float) - cols) / ld)
+    if (rows - 1 > (SIZE_MAX / elem - cols) / ld)
         return 0;
-    return ((rows - 1) * ld + cols) * sizeof(float);
+    return ((rows - 1) * ld + cols) * elem;
 }
 
 typedef struct span {
@@ -43,39 +44,60 @@ static int any_alias(const span *out, int nout, const span *in, int nin, int sam
     return 0;
 }
 
-static int check_forward(const ln_fwd_args *a, size_t rows)
+int ln_check_fwd(const void *x, size_t ldx, const void *y, size_t ldy, size_t elem,
+                 const float *gamma, const float *beta, const float *mean, const float *rstd,
+                 size_t rows, size_t cols, float eps)
 {
-    if (!a->x || !a->y)
+    if (!x || !y)
         return LN_ERR_NULL;
-    const size_t xb = span_bytes(rows, a->cols, a->ldx), yb = span_bytes(rows, a->cols, a->ldy);
-    const size_t vb = span_bytes(1, a->cols, a->cols), sb = span_bytes(1, rows, rows);
+    const size_t xb = span_bytes(rows, cols, ldx, elem), yb = span_bytes(rows, cols, ldy, elem);
+    const size_t vb = span_bytes(1, cols, cols, sizeof(float));
+    const size_t sb = span_bytes(1, rows, rows, sizeof(float));
     if (!xb || !yb || !vb || !sb)
         return LN_ERR_SHAPE;
-    if (!(a->eps >= 0.0f) || isinf(a->eps))
+    if (!(eps >= 0.0f) || isinf(eps))
         return LN_ERR_EPS;
-    const span in[] = {{a->x, xb}, {a->gamma, vb}, {a->beta, vb}};
-    const span out[] = {{a->y, yb}, {a->mean, sb}, {a->rstd, sb}};
-    const int in_place = (const void *)a->y == (const void *)a->x && a->ldy == a->ldx;
+    const span in[] = {{x, xb}, {gamma, vb}, {beta, vb}};
+    const span out[] = {{y, yb}, {mean, sb}, {rstd, sb}};
+    const int in_place = y == x && ldy == ldx;
     if (any_alias(out, 3, in, 3, in_place ? 0 : -1, 0))
         return LN_ERR_ALIAS;
     return LN_OK;
 }
 
-static int check_backward(const ln_bwd_args *a, const float *dgamma, const float *dbeta,
-                          size_t rows)
+int ln_check_bwd(const void *dy, size_t lddy, const void *x, size_t ldx, const void *dx,
+                 size_t lddx, size_t elem, const float *gamma, const float *mean,
+                 const float *rstd, const float *dgamma, const float *dbeta, size_t rows,
+                 size_t cols)
 {
-    if (!a->dy || !a->x || !a->mean || !a->rstd)
+    if (!dy || !x || !mean || !rstd)
         return LN_ERR_NULL;
-    const size_t dyb = span_bytes(rows, a->cols, a->lddy), xb = span_bytes(rows, a->cols, a->ldx);
-    const size_t dxb = span_bytes(rows, a->cols, a->lddx);
-    const size_t vb = span_bytes(1, a->cols, a->cols), sb = span_bytes(1, rows, rows);
+    const size_t dyb = span_bytes(rows, cols, lddy, elem), xb = span_bytes(rows, cols, ldx, elem);
+    const size_t dxb = span_bytes(rows, cols, lddx, elem);
+    const size_t vb = span_bytes(1, cols, cols, sizeof(float));
+    const size_t sb = span_bytes(1, rows, rows, sizeof(float));
     if (!dyb || !xb || !dxb || !vb || !sb)
         return LN_ERR_SHAPE;
-    const span in[] = {{a->dy, dyb}, {a->x, xb}, {a->gamma, vb}, {a->mean, sb}, {a->rstd, sb}};
-    const span out[] = {{a->dx, dxb}, {dgamma, vb}, {dbeta, vb}};
-    const int in_place = (const void *)a->dx == (const void *)a->dy && a->lddx == a->lddy;
+    const span in[] = {{dy, dyb}, {x, xb}, {gamma, vb}, {mean, sb}, {rstd, sb}};
+    const span out[] = {{dx, dxb}, {dgamma, vb}, {dbeta, vb}};
+    const int in_place = dx == dy && lddx == lddy;
     if (any_alias(out, 3, in, 5, in_place ? 0 : -1, 0))
         return LN_ERR_ALIAS;
+    return LN_OK;
+}
+
+int ln_check_elementwise(const float *x, const float *in2, const float *out, size_t n)
+{
+    const size_t b = span_bytes(1, n, n, sizeof(float));
+    if (!b)
+        return LN_ERR_SHAPE;
+    const span in[] = {{x, b}, {in2, b}};
+    const span o = {out, b};
+    /* Elementwise kernels read each element before writing it, so exact in place is safe
+       against either input; a shifted overlap is not. */
+    for (int i = 0; i < 2; i++)
+        if (overlaps(o, in[i]) && out != (const float *)in[i].p)
+            return LN_ERR_ALIAS;
     return LN_OK;
 }
 
@@ -84,10 +106,11 @@ LN_API int ln_forward_f32(const float *x, const float *gamma, const float *beta,
 {
     if (rows == 0)
         return LN_OK;
-    const ln_fwd_args a = {x, cols, gamma, beta, y, cols, mean, rstd, cols, eps};
-    const int st = check_forward(&a, rows);
+    const int st = ln_check_fwd(x, cols, y, cols, sizeof(float), gamma, beta, mean, rstd,
+                                rows, cols, eps);
     if (st != LN_OK)
         return st;
+    const ln_fwd_args a = {x, cols, gamma, beta, y, cols, mean, rstd, cols, eps};
     ln_active()->forward(&a, 0, rows);
     return LN_OK;
 }
@@ -98,10 +121,11 @@ LN_API int ln_backward_f32(const float *dy, const float *x, const float *gamma,
 {
     if (rows == 0)
         return LN_OK;
-    const ln_bwd_args a = {dy, cols, x, cols, gamma, mean, rstd, dx, cols, cols};
-    const int st = check_backward(&a, dgamma, dbeta, rows);
+    const int st = ln_check_bwd(dy, cols, x, cols, dx, cols, sizeof(float), gamma, mean, rstd,
+                                dgamma, dbeta, rows, cols);
     if (st != LN_OK)
         return st;
+    const ln_bwd_args a = {dy, cols, x, cols, gamma, mean, rstd, dx, cols, cols};
     return ln_backward_run(ln_active(), &a, rows, dgamma, dbeta);
 }
 
@@ -115,6 +139,7 @@ LN_API const char *ln_status_string(int status)
     case LN_ERR_ALIAS: return "operands overlap in a way that is not allowed";
     case LN_ERR_ISA: return "unknown ISA, or not available on this CPU or build";
     case LN_ERR_NOMEM: return "out of memory";
+    case LN_ERR_KIND: return "unknown kind (e.g. GELU variant)";
     default: return "unknown status";
     }
 }

@@ -20,3 +20,7 @@ unsigned ln_cpu_isa_mask(void)
         mask |= 1u << LN_ISA_SVE;
     return mask;
 }
+
+/* No Arm extension is used yet: the bf16 kernels round with integer shifts (see
+   README, "bf16 and GELU"); FEAT_BF16 (HWCAP2_BF16) would be detected here. */
+unsigned ln_cpu_ext_mask(void) { return 0; }

@@ -1,0 +1,31 @@
+/* welford.h - the fixed-order Chan merge of per-lane Welford states, shared by SIMD kernels. */
+#ifndef LN_WELFORD_H
+#define LN_WELFORD_H
+
+/* Chan's merge of (mb, sb, nb) into (ma, sa, na); an empty side leaves the other exact
+   (d * 0 adds nothing; a lone right side gives ma + (mb - 0) * 1 == mb). */
+static inline void ln_chan(float *ma, float *sa, float *na, float mb, float sb, float nb)
+{
+    const float n = *na + nb, d = mb - *ma, w = n > 0.0f ? nb / n : 0.0f;
+    *ma += d * w;
+    *sa += sb + d * d * *na * w;
+    *na = n;
+}
+
+/* States of nacc accumulators of w lanes each, stored accumulator-major (m[j * w + l]),
+   merged in a fixed order: accumulators pairwise (0+1, 2+3, then 01+23), then lanes
+   l + w/2, l + w/4, ... into lane 0. nacc and w are powers of two. Returns the row's
+   (mean, M2) in m[0], s[0]. */
+static inline void ln_chan_reduce(float *m, float *s, float *c, int nacc, int w)
+{
+    for (int step = 1; step < nacc; step *= 2)
+        for (int j = 0; j + step < nacc; j += 2 * step)
+            for (int l = 0; l < w; l++)
+                ln_chan(&m[j * w + l], &s[j * w + l], &c[j * w + l], m[(j + step) * w + l],
+                        s[(j + step) * w + l], c[(j + step) * w + l]);
+    for (int half = w / 2; half > 0; half /= 2)
+        for (int l = 0; l < half; l++)
+            ln_chan(&m[l], &s[l], &c[l], m[l + half], s[l + half], c[l + half]);
+}
+
+#endif

@@ -1,0 +1,208 @@
+/* avx2_bf16.c - bf16 LayerNorm with AVX2+FMA: float32 Welford on widened lanes, RNE stores. */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "ln_internal.h"
+#include "welford.h"
+
+#define W 8     /* float lanes */
+#define NACC 4  /* independent Welford accumulators: breaks the sub-fma-sub-fma chain */
+
+/* bf16 -> float is exact: zero-extend to 32 bits, shift into the high half. */
+static inline __m256 widen(__m128i h)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+static inline __m256 load8(const uint16_t *p) { return widen(_mm_loadu_si128((const __m128i *)p)); }
+
+/* AVX2 has no 16-bit masked load: a tail (len < 8) goes through a zeroed stack copy, so
+   nothing outside the row is read. */
+static inline __m256 load_part(const uint16_t *p, size_t len)
+{
+    uint16_t b[W] = {0};
+    memcpy(b, p, len * sizeof *p);
+    return load8(b);
+}
+
+static inline __m256i lane_mask(size_t len)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)len), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Round to nearest even on the bits, NaN made quiet: the lane form of ln_f32_to_bf16. */
+static inline __m128i narrow(__m256 v)
+{
+    const __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
+    const __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
+    const __m256i rne = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), lsb), 16);
+    const __m256i qnan = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
+    const __m256i r = _mm256_blendv_epi8(rne, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+    return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
+static inline void store_part(uint16_t *p, __m256 v, size_t len)
+{
+    uint16_t b[W];
+    _mm_storeu_si128((__m128i *)b, narrow(v));
+    memcpy(p, b, len * sizeof *p);
+}
+
+/* gamma/beta-like float operands: len lanes, the rest (never read) as `fill`. */
+static inline __m256 loadf(const float *p, size_t len, float fill)
+{
+    if (!p)
+        return _mm256_set1_ps(fill);
+    if (len == W)
+        return _mm256_loadu_ps(p);
+    return _mm256_maskload_ps(p, lane_mask(len));
+}
+
+static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
+{
+    __m256 m[NACC], s[NACC], c[NACC];
+    for (int j = 0; j < NACC; j++)
+        m[j] = s[j] = _mm256_setzero_ps();
+    const size_t nblk = n / (W * NACC);
+    for (size_t b = 0; b < nblk; b++) {
+        /* Every lane of every accumulator has seen b+1 values: one broadcast reciprocal. */
+        const __m256 inv = _mm256_set1_ps(1.0f / (float)(b + 1));
+        for (int j = 0; j < NACC; j++) {
+            const __m256 v = load8(x + (b * NACC + j) * W), d = _mm256_sub_ps(v, m[j]);
+            m[j] = _mm256_fmadd_ps(d, inv, m[j]);
+            s[j] = _mm256_fmadd_ps(d, _mm256_sub_ps(v, m[j]), s[j]);
+        }
+    }
+    /* The last < 32 values: accumulator j takes the j-th group of 8; lanes past the row
+       keep their state and count nblk, the others count nblk + 1. */
+    const size_t rem = n - nblk * W * NACC;
+    const __m256 inv = _mm256_set1_ps(1.0f / (float)(nblk + 1)), base = _mm256_set1_ps((float)nblk);
+    for (int j = 0; j < NACC; j++) {
+        const size_t off = (size_t)j * W, len = rem > off ? (rem - off < W ? rem - off : W) : 0;
+        c[j] = base;
+        if (!len)
+            continue;
+        const uint16_t *p = x + nblk * W * NACC + off;
+        const __m256 v = len == W ? load8(p) : load_part(p, len), d = _mm256_sub_ps(v, m[j]);
+        const __m256 act = _mm256_castsi256_ps(lane_mask(len));
+        const __m256 mn = _mm256_fmadd_ps(d, inv, m[j]);
+        s[j] = _mm256_blendv_ps(s[j], _mm256_fmadd_ps(d, _mm256_sub_ps(v, mn), s[j]), act);
+        m[j] = _mm256_blendv_ps(m[j], mn, act);
+        c[j] = _mm256_add_ps(base, _mm256_and_ps(act, _mm256_set1_ps(1.0f)));
+    }
+    float fm[NACC * W], fs[NACC * W], fc[NACC * W];
+    for (int j = 0; j < NACC; j++) {
+        _mm256_storeu_ps(fm + j * W, m[j]);
+        _mm256_storeu_ps(fs + j * W, s[j]);
+        _mm256_storeu_ps(fc + j * W, c[j]);
+    }
+    ln_chan_reduce(fm, fs, fc, NACC, W);
+    *mean = fm[0];
+    *m2 = fs[0];
+}
+
+/* Centered apply: (x - mean) * (rstd * gamma) + beta, so a constant row gives beta. */
+static inline __m256 apply(__m256 v, __m256 vm, __m256 vr, const ln_bf16_fwd_args *a, size_t i,
+                           size_t len)
+{
+    const __m256 sc = a->gamma ? _mm256_mul_ps(loadf(a->gamma + i, len, 0.0f), vr) : vr;
+    return _mm256_fmadd_ps(_mm256_sub_ps(v, vm), sc, loadf(a->beta ? a->beta + i : NULL, len, 0.0f));
+}
+
+static void forward_avx2_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+{
+    const size_t n = a->cols;
+    for (size_t r = r0; r < r1; r++) {
+        const uint16_t *x = a->x + r * a->ldx;
+        uint16_t *y = a->y + r * a->ldy;
+        float mean, m2;
+        row_stats(x, n, &mean, &m2);
+        const float rstd = 1.0f / sqrtf(m2 / (float)n + a->eps);
+        const __m256 vm = _mm256_set1_ps(mean), vr = _mm256_set1_ps(rstd);
+        size_t i = 0;
+        for (; i + W <= n; i += W)
+            _mm_storeu_si128((__m128i *)(y + i), narrow(apply(load8(x + i), vm, vr, a, i, W)));
+        if (i < n)
+            store_part(y + i, apply(load_part(x + i, n - i), vm, vr, a, i, n - i), n - i);
+        if (a->mean)
+            a->mean[r] = mean;
+        if (a->rstd)
+            a->rstd[r] = rstd;
+    }
+}
+
+static inline float hsum(__m256 v)
+{
+    float t[W];
+    _mm256_storeu_ps(t, v);
+    return ((t[0] + t[4]) + (t[2] + t[6])) + ((t[1] + t[5]) + (t[3] + t[7]));
+}
+
+static inline void add_part(float *p, __m256 v, size_t len)
+{
+    if (len == W) {
+        _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), v));
+    } else {
+        const __m256i k = lane_mask(len);
+        _mm256_maskstore_ps(p, k, _mm256_add_ps(_mm256_maskload_ps(p, k), v));
+    }
+}
+
+/* One row: pass 1 sums g and g*xhat and adds this row's dy*xhat, dy to the partials
+   (dy is read before dx, which may be dy, is written); pass 2 writes dx. */
+static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, float *dbeta)
+{
+    const size_t n = a->cols;
+    const uint16_t *dy = a->dy + r * a->lddy, *x = a->x + r * a->ldx;
+    const __m256 vm = _mm256_set1_ps(a->mean[r]), vr = _mm256_set1_ps(a->rstd[r]);
+    __m256 sg = _mm256_setzero_ps(), sgx = _mm256_setzero_ps();
+    for (size_t i = 0; i < n; i += W) {
+        const size_t len = n - i < W ? n - i : W;
+        const __m256 d = len == W ? load8(dy + i) : load_part(dy + i, len);
+        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(len == W ? load8(x + i) : load_part(x + i, len), vm), vr);
+        const __m256 g = a->gamma ? _mm256_mul_ps(d, loadf(a->gamma + i, len, 0.0f)) : d;
+        sg = _mm256_add_ps(sg, g);
+        sgx = _mm256_fmadd_ps(g, xh, sgx);
+        if (dgamma)
+            add_part(dgamma + i, _mm256_mul_ps(d, xh), len);
+        if (dbeta)
+            add_part(dbeta + i, d, len);
+    }
+    if (!a->dx)
+        return;
+    uint16_t *dx = a->dx + r * a->lddx;
+    const __m256 mg = _mm256_set1_ps(hsum(sg) / (float)n), mgx = _mm256_set1_ps(hsum(sgx) / (float)n);
+    for (size_t i = 0; i < n; i += W) {
+        const size_t len = n - i < W ? n - i : W;
+        const __m256 d = len == W ? load8(dy + i) : load_part(dy + i, len);
+        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(len == W ? load8(x + i) : load_part(x + i, len), vm), vr);
+        const __m256 g = a->gamma ? _mm256_mul_ps(d, loadf(a->gamma + i, len, 0.0f)) : d;
+        const __m256 v = _mm256_mul_ps(vr, _mm256_fnmadd_ps(xh, mgx, _mm256_sub_ps(g, mg)));
+        if (len == W)
+            _mm_storeu_si128((__m128i *)(dx + i), narrow(v));
+        else
+            store_part(dx + i, v, len);
+    }
+}
+
+static void backward_avx2_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
+                               float *dbeta)
+{
+    /* Partials start at +0 so an all-zero sum is +0 (cols == 1 gives dgamma == +0). */
+    for (size_t j = 0; j < a->cols; j++) {
+        if (dgamma)
+            dgamma[j] = 0.0f;
+        if (dbeta)
+            dbeta[j] = 0.0f;
+    }
+    for (size_t r = r0; r < r1; r++)
+        backward_row(a, r, dgamma, dbeta);
+}
+
+const ln_bf16_kernels ln_bf16_kernels_avx2 = {
+    .isa = LN_ISA_AVX2,
+    .name = "avx2",
+    .forward = forward_avx2_bf16,
+    .backward = backward_avx2_bf16,
+};
