@@ -3,12 +3,14 @@
 #define LN_WELFORD_H
 
 /* Chan's merge of (mb, sb, nb) into (ma, sa, na); an empty side leaves the other exact
-   (d * 0 adds nothing; a lone right side gives ma + (mb - 0) * 1 == mb). */
+   (a lone right side gives ma + (mb - 0) * 1 == mb). The cross term is d * (na w) * d,
+   never d * d first: with an empty side (na w == 0) and |d| > 1.8e19, d * d would be Inf
+   and Inf * 0 NaN, e.g. a constant row of 1e30 shorter than the lanes. */
 static inline void ln_chan(float *ma, float *sa, float *na, float mb, float sb, float nb)
 {
     const float n = *na + nb, d = mb - *ma, w = n > 0.0f ? nb / n : 0.0f;
     *ma += d * w;
-    *sa += sb + d * d * *na * w;
+    *sa += sb + d * (*na * w) * d;
     *na = n;
 }
 
