@@ -10,7 +10,8 @@ static size_t span_bytes(size_t rows, size_t cols, size_t ld, size_t elem)
 {
     if (rows == 0 || cols == 0 || ld < cols)
         return 0;
-    if (rows - 1 > (SIZE_MAX / elem - cols) / ld)
+    /* cols first: SIZE_MAX / elem - cols would wrap for a huge cols with rows == 1 */
+    if (cols > SIZE_MAX / elem || rows - 1 > (SIZE_MAX / elem - cols) / ld)
         return 0;
     return ((rows - 1) * ld + cols) * elem;
 }
