@@ -15,9 +15,9 @@ static inline void ln_chan(float *ma, float *sa, float *na, float mb, float sb, 
 }
 
 /* States of nacc accumulators of w lanes each, stored accumulator-major (m[j * w + l]),
-   merged in a fixed order: accumulators pairwise (0+1, 2+3, then 01+23), then lanes
-   l + w/2, l + w/4, ... into lane 0. nacc and w are powers of two. Returns the row's
-   (mean, M2) in m[0], s[0]. */
+   merged in a fixed order: accumulators pairwise (0+1, 2+3, then 01+23; nacc a power of
+   two), then lanes l + ceil(w/2) into l, halving until one is left (any w: SVE vectors
+   may hold 12 floats). Returns the row's (mean, M2) in m[0], s[0]. */
 static inline void ln_chan_reduce(float *m, float *s, float *c, int nacc, int w)
 {
     for (int step = 1; step < nacc; step *= 2)
@@ -25,9 +25,12 @@ static inline void ln_chan_reduce(float *m, float *s, float *c, int nacc, int w)
             for (int l = 0; l < w; l++)
                 ln_chan(&m[j * w + l], &s[j * w + l], &c[j * w + l], m[(j + step) * w + l],
                         s[(j + step) * w + l], c[(j + step) * w + l]);
-    for (int half = w / 2; half > 0; half /= 2)
-        for (int l = 0; l < half; l++)
+    for (int width = w; width > 1;) {
+        const int half = (width + 1) / 2;
+        for (int l = 0; l + half < width; l++)
             ln_chan(&m[l], &s[l], &c[l], m[l + half], s[l + half], c[l + half]);
+        width = half;
+    }
 }
 
 #endif
