@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ln_internal.h"
+#include "bf16_kernel.h"
 #include "welford.h"
 
 #define W 8     /* float lanes */
@@ -189,15 +189,7 @@ static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, flo
 static void backward_avx2_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
                                float *dbeta)
 {
-    /* Partials start at +0 so an all-zero sum is +0 (cols == 1 gives dgamma == +0). */
-    for (size_t j = 0; j < a->cols; j++) {
-        if (dgamma)
-            dgamma[j] = 0.0f;
-        if (dbeta)
-            dbeta[j] = 0.0f;
-    }
-    for (size_t r = r0; r < r1; r++)
-        backward_row(a, r, dgamma, dbeta);
+    ln_bf16_backward_rows(a, r0, r1, dgamma, dbeta, backward_row);
 }
 
 const ln_bf16_kernels ln_bf16_kernels_avx2 = {

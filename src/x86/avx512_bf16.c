@@ -2,7 +2,7 @@
 #include <immintrin.h>
 #include <math.h>
 
-#include "ln_internal.h"
+#include "bf16_kernel.h"
 #include "welford.h"
 
 #define W 16    /* float lanes */
@@ -188,19 +188,14 @@ static inline __attribute__((always_inline)) void backward_row(const ln_bf16_bwd
     }
 }
 
-static inline __attribute__((always_inline)) void backward_rows(const ln_bf16_bwd_args *a, size_t r0,
-                                                                size_t r1, float *dgamma,
-                                                                float *dbeta, int native)
+static void backward_row_shift(const ln_bf16_bwd_args *a, size_t r, float *dg, float *db)
 {
-    /* Partials start at +0 so an all-zero sum is +0 (cols == 1 gives dgamma == +0). */
-    for (size_t j = 0; j < a->cols; j++) {
-        if (dgamma)
-            dgamma[j] = 0.0f;
-        if (dbeta)
-            dbeta[j] = 0.0f;
-    }
-    for (size_t r = r0; r < r1; r++)
-        backward_row(a, r, dgamma, dbeta, native);
+    backward_row(a, r, dg, db, 0);
+}
+
+static void backward_row_native(const ln_bf16_bwd_args *a, size_t r, float *dg, float *db)
+{
+    backward_row(a, r, dg, db, 1);
 }
 
 static void forward_avx512_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1) { forward_rows(a, r0, r1, 0); }
@@ -208,13 +203,13 @@ static void forward_avx512bf16_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t
 
 static void backward_avx512_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
 {
-    backward_rows(a, r0, r1, dg, db, 0);
+    ln_bf16_backward_rows(a, r0, r1, dg, db, backward_row_shift);
 }
 
 static void backward_avx512bf16_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
                                      float *db)
 {
-    backward_rows(a, r0, r1, dg, db, 1);
+    ln_bf16_backward_rows(a, r0, r1, dg, db, backward_row_native);
 }
 
 const ln_bf16_kernels ln_bf16_kernels_avx512 = {
