@@ -1,4 +1,6 @@
 /* api_ext.c - the bf16 LayerNorm and GELU entry points: validate, then one indirect call. */
+#include <math.h>
+
 #include "ln_internal.h"
 
 /* The active ISA's kernels for a feature; scalar when this build lacks that ISA's. */
@@ -14,17 +16,53 @@ static const ln_gelu_kernels *gelu_active(void)
     return k ? k : &ln_gelu_kernels_scalar;
 }
 
+/* The float entry points' checks (validate.c) on 2-byte rows, in the header's order:
+   NULL, shape, eps, alias (y == x exactly allowed). */
+static int check_bf16_fwd(const ln_bf16_fwd_args *a, size_t rows)
+{
+    if (!a->x || !a->y)
+        return LN_ERR_NULL;
+    const size_t n = a->cols, h = sizeof(uint16_t), f = sizeof(float);
+    if (!ln_shape_ok(rows, n, a->ldx, h) || !ln_shape_ok(rows, n, a->ldy, h) ||
+        !ln_shape_ok(1, n, n, f) || !ln_shape_ok(1, rows, rows, f))
+        return LN_ERR_SHAPE;
+    if (!(a->eps >= 0.0f) || isinf(a->eps))
+        return LN_ERR_EPS;
+    const ln_view in[] = {ln_view_of(a->x, rows, n, a->ldx, h), ln_view_of(a->gamma, 1, n, n, f),
+                          ln_view_of(a->beta, 1, n, n, f)};
+    const ln_view out[] = {ln_view_of(a->y, rows, n, a->ldy, h), ln_view_of(a->mean, 1, rows, rows, f),
+                           ln_view_of(a->rstd, 1, rows, rows, f)};
+    return ln_any_alias(out, 3, in, 3, 1ull << LN_ALLOW_BIT(0, 0)) ? LN_ERR_ALIAS : LN_OK;
+}
+
+/* NULL, shape, alias (dx == dy exactly allowed), as ln_backward_f32. */
+static int check_bf16_bwd(const ln_bf16_bwd_args *a, const float *dgamma, const float *dbeta,
+                          size_t rows)
+{
+    if (!a->dy || !a->x || !a->mean || !a->rstd)
+        return LN_ERR_NULL;
+    const size_t n = a->cols, h = sizeof(uint16_t), f = sizeof(float);
+    if (!ln_shape_ok(rows, n, a->lddy, h) || !ln_shape_ok(rows, n, a->ldx, h) ||
+        !ln_shape_ok(rows, n, a->lddx, h) || !ln_shape_ok(1, n, n, f) || !ln_shape_ok(1, rows, rows, f))
+        return LN_ERR_SHAPE;
+    const ln_view in[] = {ln_view_of(a->dy, rows, n, a->lddy, h), ln_view_of(a->x, rows, n, a->ldx, h),
+                          ln_view_of(a->gamma, 1, n, n, f), ln_view_of(a->mean, 1, rows, rows, f),
+                          ln_view_of(a->rstd, 1, rows, rows, f)};
+    const ln_view out[] = {ln_view_of(a->dx, rows, n, a->lddx, h), ln_view_of(dgamma, 1, n, n, f),
+                           ln_view_of(dbeta, 1, n, n, f)};
+    return ln_any_alias(out, 3, in, 5, 1ull << LN_ALLOW_BIT(0, 0)) ? LN_ERR_ALIAS : LN_OK;
+}
+
 LN_API int ln_forward_bf16(const uint16_t *x, const float *gamma, const float *beta,
                            uint16_t *y, float *mean, float *rstd, size_t rows, size_t cols,
                            float eps)
 {
     if (rows == 0)
         return LN_OK;
-    const int st = ln_check_fwd(x, cols, y, cols, sizeof(uint16_t), gamma, beta, mean, rstd,
-                                rows, cols, eps);
+    const ln_bf16_fwd_args a = {x, cols, gamma, beta, y, cols, mean, rstd, cols, eps};
+    const int st = check_bf16_fwd(&a, rows);
     if (st != LN_OK)
         return st;
-    const ln_bf16_fwd_args a = {x, cols, gamma, beta, y, cols, mean, rstd, cols, eps};
     bf16_active()->forward(&a, 0, rows);
     return LN_OK;
 }
@@ -46,25 +84,28 @@ LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x, const float *
 {
     if (rows == 0)
         return LN_OK;
-    const int st = ln_check_bwd(dy, cols, x, cols, dx, cols, sizeof(uint16_t), gamma, mean,
-                                rstd, dgamma, dbeta, rows, cols);
+    const ln_bf16_bwd_args a = {dy, cols, x, cols, gamma, mean, rstd, dx, cols, cols};
+    const int st = check_bf16_bwd(&a, dgamma, dbeta, rows);
     if (st != LN_OK)
         return st;
-    const ln_bf16_bwd_args a = {dy, cols, x, cols, gamma, mean, rstd, dx, cols, cols};
     const bf16_ctx c = {bf16_active(), &a};
-    return ln_backward_blocks(bf16_block, &c, rows, cols, dgamma, dbeta);
+    return ln_backward_blocks(bf16_block, &c, rows, cols, 0, dgamma, dbeta);
 }
 
+/* NULL, shape, kind, alias: out may be x or in2 exactly (elementwise kernels read each
+   element before writing it), never shifted against either. */
 static int check_gelu(const float *x, const float *in2, const float *out, size_t n, int kind)
 {
     if (!x || !out)
         return LN_ERR_NULL;
-    const int st = ln_check_elementwise(x, in2, out, n);
-    if (st == LN_ERR_SHAPE)
-        return st;
+    if (!ln_shape_ok(1, n, n, sizeof(float)))
+        return LN_ERR_SHAPE;
     if (kind != LN_GELU_TANH && kind != LN_GELU_ERF)
         return LN_ERR_KIND;
-    return st;
+    const ln_view in[] = {ln_view_of(x, 1, n, n, sizeof(float)), ln_view_of(in2, 1, n, n, sizeof(float))};
+    const ln_view o = ln_view_of(out, 1, n, n, sizeof(float));
+    const unsigned long long allowed = (1ull << LN_ALLOW_BIT(0, 0)) | (1ull << LN_ALLOW_BIT(0, 1));
+    return ln_any_alias(&o, 1, in, 2, allowed) ? LN_ERR_ALIAS : LN_OK;
 }
 
 LN_API int ln_gelu_forward_f32(const float *x, float *y, size_t n, int kind)

@@ -26,6 +26,10 @@ typedef struct ln_fwd_args {
     float *rstd; /* NULL: not stored */
     size_t cols;
     float eps;
+    unsigned flags;        /* LN_FLAG_RMS_NORM */
+    const float *residual; /* non-NULL: normalize s = x + residual (rows ldx apart) */
+    float *sum;            /* with residual: s is stored here when non-NULL (ldx apart);
+                              may be residual itself, so read s back from sum if given */
 } ln_fwd_args;
 
 typedef struct ln_bwd_args {
@@ -39,6 +43,8 @@ typedef struct ln_bwd_args {
     float *dx; /* NULL: not computed */
     size_t lddx;
     size_t cols;
+    unsigned flags; /* LN_FLAG_RMS_NORM (mean is then not read), LN_FLAG_ACCUMULATE
+                       (dx += ...; dgamma/dbeta accumulation is ln_backward_run's) */
 } ln_bwd_args;
 
 /* Forward for rows [r0, r1). */
@@ -91,6 +97,28 @@ const ln_kernels *ln_kernels_get(int isa);
 
 /* The active table: resolved once (CPU, LN_MAX_ISA), then changed by ln_set_max_isa. */
 const ln_kernels *ln_active(void);
+
+/* ---- Argument checks (validate.c), for any element size ---- */
+
+/* `rows` rows of `bytes` bytes each, `stride` bytes apart (a vector is one row). */
+typedef struct ln_view {
+    const void *p;
+    size_t rows, bytes, stride;
+} ln_view;
+ln_view ln_view_of(const void *p, size_t rows, size_t cols, size_t ld, size_t elem);
+/* cols > 0, ld >= cols, and the bytes spanned fit in size_t. */
+int ln_shape_ok(size_t rows, size_t cols, size_t ld, size_t elem);
+/* Whether any byte belongs to a row of both views (exact, strides included). */
+int ln_views_overlap(ln_view a, ln_view b);
+/* Any output overlapping an input or another output. Bit LN_ALLOW_BIT(o, i) of `allowed`
+   lets output o be input i exactly (same pointer and layout): in-place operation. */
+#define LN_ALLOW_BIT(o, i) ((o) * 8 + (i))
+int ln_any_alias(const ln_view *out, int nout, const ln_view *in, int nin,
+                 unsigned long long allowed);
+/* NULL, shape, eps, flags (bits outside allowed_flags), alias: the header's order. */
+int ln_check_forward(const ln_fwd_args *a, size_t rows, unsigned allowed_flags);
+int ln_check_backward(const ln_bwd_args *a, const float *dgamma, const float *dbeta,
+                      size_t rows, unsigned allowed_flags);
 
 /* Runs a validated backward over all rows: blocks, partials, the fixed-order fold.
    Returns LN_OK or LN_ERR_NOMEM (before anything is written). */
@@ -182,24 +210,12 @@ unsigned ln_cpu_ext_mask(void);
 const ln_bf16_kernels *ln_bf16_for(int isa);
 const ln_gelu_kernels *ln_gelu_for(int isa);
 
-/* Backward's row blocks and fixed-order fold for any element type: block(ctx, r0, r1,
-   dgamma_part, dbeta_part) runs one block of at most LN_BWD_BLOCK rows. */
+/* Backward's row blocks and fixed-order fold for any element type (ln_backward_run is
+   this for float): block(ctx, r0, r1, dgamma_part, dbeta_part) runs one block of at most
+   LN_BWD_BLOCK rows; accumulate adds the caller's dgamma/dbeta once after the fold. */
 typedef void (*ln_bwd_block_fn)(const void *ctx, size_t r0, size_t r1, float *dgamma_part,
                                 float *dbeta_part);
 int ln_backward_blocks(ln_bwd_block_fn block, const void *ctx, size_t rows, size_t cols,
-                       float *dgamma, float *dbeta);
-
-/* Argument checks shared by the float and bf16 entry points (api.c); elem is the byte
-   size of x/y/dy/dx elements, strides are in elements. Return LN_OK or the status. */
-int ln_check_fwd(const void *x, size_t ldx, const void *y, size_t ldy, size_t elem,
-                 const float *gamma, const float *beta, const float *mean, const float *rstd,
-                 size_t rows, size_t cols, float eps);
-int ln_check_bwd(const void *dy, size_t lddy, const void *x, size_t ldx, const void *dx,
-                 size_t lddx, size_t elem, const float *gamma, const float *mean,
-                 const float *rstd, const float *dgamma, const float *dbeta, size_t rows,
-                 size_t cols);
-/* n floats in x, an optional second input in2 and out: NULL, size, then overlap other
-   than out == x or out == in2 exactly. */
-int ln_check_elementwise(const float *x, const float *in2, const float *out, size_t n);
+                       int accumulate, float *dgamma, float *dbeta);
 
 #endif /* LN_INTERNAL_H */

@@ -4,11 +4,11 @@
 #include "ln_internal.h"
 
 int ln_backward_blocks(ln_bwd_block_fn block, const void *ctx, size_t rows, size_t n,
-                       float *dgamma, float *dbeta)
+                       int accumulate, float *dgamma, float *dbeta)
 {
     /* One block (or no parameter gradients): the kernel's partials are the result. That
        equals the general path bit for bit: (float)(0.0 + (double)p) == p. */
-    if ((!dgamma && !dbeta) || rows <= LN_BWD_BLOCK) {
+    if ((!dgamma && !dbeta) || (rows <= LN_BWD_BLOCK && !accumulate)) {
         block(ctx, 0, rows, dgamma, dbeta);
         return LN_OK;
     }
@@ -24,11 +24,13 @@ int ln_backward_blocks(ln_bwd_block_fn block, const void *ctx, size_t rows, size
         for (size_t j = 0; j < 2 * n; j++)
             acc[j] += (double)part[j];
     }
+    /* Accumulation adds the caller's value once, after the fold: one rounding, and the
+       same bits however the rows were blocked. */
     for (size_t j = 0; j < n; j++) {
         if (dgamma)
-            dgamma[j] = (float)acc[j];
+            dgamma[j] = (float)(acc[j] + (accumulate ? (double)dgamma[j] : 0.0));
         if (dbeta)
-            dbeta[j] = (float)acc[n + j];
+            dbeta[j] = (float)(acc[n + j] + (accumulate ? (double)dbeta[j] : 0.0));
     }
     free(acc);
     return LN_OK;
@@ -49,5 +51,6 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
                     float *dbeta)
 {
     const f32_ctx c = {k, a};
-    return ln_backward_blocks(f32_block, &c, rows, a->cols, dgamma, dbeta);
+    return ln_backward_blocks(f32_block, &c, rows, a->cols, (a->flags & LN_FLAG_ACCUMULATE) != 0,
+                              dgamma, dbeta);
 }
