@@ -61,9 +61,29 @@ static inline void store_n(uint16_t *p, float32x4_t v, size_t len)
     memcpy(p, b, len * sizeof *p);
 }
 
-static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
+/* Merge coefficients for every row of a call (welford.h). */
+typedef struct plan {
+    float f1[LN_PLAN_MAX(NACC, W)], f2[LN_PLAN_MAX(NACC, W)];
+} plan;
+
+static void plan_init(plan *p, size_t n)
 {
-    float32x4_t m[NACC], s[NACC], c[NACC];
+    double cnt[NACC * W];
+    ln_welford_counts(cnt, n, NACC, W);
+    ln_chan_plan(cnt, NACC, W, p->f1, p->f2);
+}
+
+static inline void merge(float32x4_t *ma, float32x4_t *sa, float32x4_t mb, float32x4_t sb,
+                         const plan *p, int k)
+{
+    const float32x4_t d = vsubq_f32(mb, *ma);
+    *ma = vfmaq_f32(*ma, d, vld1q_f32(p->f1 + k * W));
+    *sa = vfmaq_f32(vaddq_f32(*sa, sb), vmulq_f32(d, vld1q_f32(p->f2 + k * W)), d);
+}
+
+static void row_stats(const uint16_t *x, size_t n, const plan *p, float *mean, float *m2)
+{
+    float32x4_t m[NACC], s[NACC];
     for (int j = 0; j < NACC; j++)
         m[j] = s[j] = vdupq_n_f32(0.0f);
     const size_t nblk = n / (W * NACC);
@@ -77,12 +97,11 @@ static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
         }
     }
     /* The last < 16 values: accumulator j takes the j-th group of 4; lanes past the row
-       keep their state and count nblk, the others count nblk + 1. */
+       keep their state (the plan counts them one short). */
     const size_t rem = n - nblk * W * NACC;
-    const float32x4_t inv = vdupq_n_f32(1.0f / (float)(nblk + 1)), base = vdupq_n_f32((float)nblk);
+    const float32x4_t inv = vdupq_n_f32(1.0f / (float)(nblk + 1));
     for (int j = 0; j < NACC; j++) {
         const size_t off = (size_t)j * W, len = rem > off ? rem - off : 0;
-        c[j] = base;
         if (!len)
             continue;
         const float32x4_t v = load_n(x + nblk * W * NACC + off, len), d = vsubq_f32(v, m[j]);
@@ -90,27 +109,27 @@ static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
         const float32x4_t mn = vfmaq_f32(m[j], d, inv);
         s[j] = vbslq_f32(act, vfmaq_f32(s[j], d, vsubq_f32(v, mn)), s[j]);
         m[j] = vbslq_f32(act, mn, m[j]);
-        c[j] = vbslq_f32(act, vaddq_f32(base, vdupq_n_f32(1.0f)), base);
     }
-    float fm[NACC * W], fs[NACC * W], fc[NACC * W];
-    for (int j = 0; j < NACC; j++) {
-        vst1q_f32(fm + j * W, m[j]);
-        vst1q_f32(fs + j * W, s[j]);
-        vst1q_f32(fc + j * W, c[j]);
-    }
-    ln_chan_reduce(fm, fs, fc, NACC, W);
-    *mean = fm[0];
-    *m2 = fs[0];
+    /* The plan's fixed order: accumulators 0+1, 2+3, 0+2, then lanes l+2, l+1. */
+    merge(&m[0], &s[0], m[1], s[1], p, 0);
+    merge(&m[2], &s[2], m[3], s[3], p, 1);
+    merge(&m[0], &s[0], m[2], s[2], p, 2);
+    merge(&m[0], &s[0], vextq_f32(m[0], m[0], 2), vextq_f32(s[0], s[0], 2), p, 3);
+    merge(&m[0], &s[0], vrev64q_f32(m[0]), vrev64q_f32(s[0]), p, 4);
+    *mean = vgetq_lane_f32(m[0], 0);
+    *m2 = vgetq_lane_f32(s[0], 0);
 }
 
 static void forward_neon_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     const size_t n = a->cols;
+    plan p;
+    plan_init(&p, n);
     for (size_t r = r0; r < r1; r++) {
         const uint16_t *x = a->x + r * a->ldx;
         uint16_t *y = a->y + r * a->ldy;
         float mean, m2;
-        row_stats(x, n, &mean, &m2);
+        row_stats(x, n, &p, &mean, &m2);
         const float rstd = 1.0f / sqrtf(m2 / (float)n + a->eps);
         const float32x4_t vm = vdupq_n_f32(mean), vr = vdupq_n_f32(rstd);
         for (size_t i = 0; i < n; i += W) {

@@ -59,9 +59,28 @@ static inline __m256 loadf(const float *p, size_t len, float fill)
     return _mm256_maskload_ps(p, lane_mask(len));
 }
 
-static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
+/* Merge coefficients for every row of a call (welford.h). */
+typedef struct plan {
+    float f1[LN_PLAN_MAX(NACC, W)], f2[LN_PLAN_MAX(NACC, W)];
+} plan;
+
+static void plan_init(plan *p, size_t n)
 {
-    __m256 m[NACC], s[NACC], c[NACC];
+    double cnt[NACC * W];
+    ln_welford_counts(cnt, n, NACC, W);
+    ln_chan_plan(cnt, NACC, W, p->f1, p->f2);
+}
+
+static inline void merge(__m256 *ma, __m256 *sa, __m256 mb, __m256 sb, const plan *p, int k)
+{
+    const __m256 d = _mm256_sub_ps(mb, *ma);
+    *ma = _mm256_fmadd_ps(d, _mm256_loadu_ps(p->f1 + k * W), *ma);
+    *sa = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_loadu_ps(p->f2 + k * W)), d, _mm256_add_ps(*sa, sb));
+}
+
+static void row_stats(const uint16_t *x, size_t n, const plan *p, float *mean, float *m2)
+{
+    __m256 m[NACC], s[NACC];
     for (int j = 0; j < NACC; j++)
         m[j] = s[j] = _mm256_setzero_ps();
     const size_t nblk = n / (W * NACC);
@@ -75,31 +94,31 @@ static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
         }
     }
     /* The last < 32 values: accumulator j takes the j-th group of 8; lanes past the row
-       keep their state and count nblk, the others count nblk + 1. */
+       keep their state (the plan counts them one short). */
     const size_t rem = n - nblk * W * NACC;
-    const __m256 inv = _mm256_set1_ps(1.0f / (float)(nblk + 1)), base = _mm256_set1_ps((float)nblk);
+    const __m256 inv = _mm256_set1_ps(1.0f / (float)(nblk + 1));
     for (int j = 0; j < NACC; j++) {
         const size_t off = (size_t)j * W, len = rem > off ? (rem - off < W ? rem - off : W) : 0;
-        c[j] = base;
         if (!len)
             continue;
-        const uint16_t *p = x + nblk * W * NACC + off;
-        const __m256 v = len == W ? load8(p) : load_part(p, len), d = _mm256_sub_ps(v, m[j]);
+        const uint16_t *q = x + nblk * W * NACC + off;
+        const __m256 v = len == W ? load8(q) : load_part(q, len), d = _mm256_sub_ps(v, m[j]);
         const __m256 act = _mm256_castsi256_ps(lane_mask(len));
         const __m256 mn = _mm256_fmadd_ps(d, inv, m[j]);
         s[j] = _mm256_blendv_ps(s[j], _mm256_fmadd_ps(d, _mm256_sub_ps(v, mn), s[j]), act);
         m[j] = _mm256_blendv_ps(m[j], mn, act);
-        c[j] = _mm256_add_ps(base, _mm256_and_ps(act, _mm256_set1_ps(1.0f)));
     }
-    float fm[NACC * W], fs[NACC * W], fc[NACC * W];
-    for (int j = 0; j < NACC; j++) {
-        _mm256_storeu_ps(fm + j * W, m[j]);
-        _mm256_storeu_ps(fs + j * W, s[j]);
-        _mm256_storeu_ps(fc + j * W, c[j]);
-    }
-    ln_chan_reduce(fm, fs, fc, NACC, W);
-    *mean = fm[0];
-    *m2 = fs[0];
+    /* The plan's fixed order: accumulators pairwise (0+1, 2+3, ..., 0+2, ..., 0+4), then
+       lanes l+4, l+2, l+1. */
+    int k = 0;
+    for (int step = 1; step < NACC; step *= 2)
+        for (int j = 0; j + step < NACC; j += 2 * step)
+            merge(&m[j], &s[j], m[j + step], s[j + step], p, k++);
+    merge(&m[0], &s[0], _mm256_permute2f128_ps(m[0], m[0], 1), _mm256_permute2f128_ps(s[0], s[0], 1), p, k);
+    merge(&m[0], &s[0], _mm256_permute_ps(m[0], 0x4E), _mm256_permute_ps(s[0], 0x4E), p, k + 1);
+    merge(&m[0], &s[0], _mm256_permute_ps(m[0], 0xB1), _mm256_permute_ps(s[0], 0xB1), p, k + 2);
+    *mean = _mm256_cvtss_f32(m[0]);
+    *m2 = _mm256_cvtss_f32(s[0]);
 }
 
 /* Centered apply: (x - mean) * (rstd * gamma) + beta, so a constant row gives beta. */
@@ -113,11 +132,13 @@ static inline __m256 apply(__m256 v, __m256 vm, __m256 vr, const ln_bf16_fwd_arg
 static void forward_avx2_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     const size_t n = a->cols;
+    plan p;
+    plan_init(&p, n);
     for (size_t r = r0; r < r1; r++) {
         const uint16_t *x = a->x + r * a->ldx;
         uint16_t *y = a->y + r * a->ldy;
         float mean, m2;
-        row_stats(x, n, &mean, &m2);
+        row_stats(x, n, &p, &mean, &m2);
         const float rstd = 1.0f / sqrtf(m2 / (float)n + a->eps);
         const __m256 vm = _mm256_set1_ps(mean), vr = _mm256_set1_ps(rstd);
         size_t i = 0;

@@ -58,9 +58,28 @@ static inline void store32(uint16_t *p, __m512 lo, __m512 hi, size_t len, int na
     _mm512_mask_storeu_epi16(p, k, r);
 }
 
-static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
+/* Merge coefficients for every row of a call (welford.h). */
+typedef struct plan {
+    float f1[LN_PLAN_MAX(NACC, W)], f2[LN_PLAN_MAX(NACC, W)];
+} plan;
+
+static void plan_init(plan *p, size_t n)
 {
-    __m512 m[NACC], s[NACC], c[NACC];
+    double cnt[NACC * W];
+    ln_welford_counts(cnt, n, NACC, W);
+    ln_chan_plan(cnt, NACC, W, p->f1, p->f2);
+}
+
+static inline void merge(__m512 *ma, __m512 *sa, __m512 mb, __m512 sb, const plan *p, int k)
+{
+    const __m512 d = _mm512_sub_ps(mb, *ma);
+    *ma = _mm512_fmadd_ps(d, _mm512_loadu_ps(p->f1 + k * W), *ma);
+    *sa = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_loadu_ps(p->f2 + k * W)), d, _mm512_add_ps(*sa, sb));
+}
+
+static void row_stats(const uint16_t *x, size_t n, const plan *p, float *mean, float *m2)
+{
+    __m512 m[NACC], s[NACC];
     for (int j = 0; j < NACC; j++)
         m[j] = s[j] = _mm512_setzero_ps();
     const size_t nblk = n / (W * NACC);
@@ -74,27 +93,27 @@ static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
         }
     }
     /* The last < 64 values: accumulator j takes the j-th group of 16; lanes past the row
-       keep their state and count nblk, the others count nblk + 1. */
+       keep their state (the plan counts them one short). */
     const size_t rem = n - nblk * W * NACC;
-    const __m512 inv = _mm512_set1_ps(1.0f / (float)(nblk + 1)), base = _mm512_set1_ps((float)nblk);
+    const __m512 inv = _mm512_set1_ps(1.0f / (float)(nblk + 1));
     for (int j = 0; j < NACC; j++) {
         const size_t off = (size_t)j * W, len = rem > off ? rem - off : 0;
-        const __mmask16 k = len ? mask16(len) : 0;
+        const __mmask16 k = mask16(len);
         const __m512 v = load16(x + nblk * W * NACC + off, len), d = _mm512_sub_ps(v, m[j]);
-        const __m512 mn = _mm512_mask_fmadd_ps(d, k, inv, m[j]);
+        const __m512 mn = _mm512_fmadd_ps(d, inv, m[j]);
         s[j] = _mm512_mask_mov_ps(s[j], k, _mm512_fmadd_ps(d, _mm512_sub_ps(v, mn), s[j]));
         m[j] = _mm512_mask_mov_ps(m[j], k, mn);
-        c[j] = _mm512_mask_add_ps(base, k, base, _mm512_set1_ps(1.0f));
     }
-    float fm[NACC * W], fs[NACC * W], fc[NACC * W];
-    for (int j = 0; j < NACC; j++) {
-        _mm512_storeu_ps(fm + j * W, m[j]);
-        _mm512_storeu_ps(fs + j * W, s[j]);
-        _mm512_storeu_ps(fc + j * W, c[j]);
-    }
-    ln_chan_reduce(fm, fs, fc, NACC, W);
-    *mean = fm[0];
-    *m2 = fs[0];
+    /* The plan's fixed order: accumulators 0+1, 2+3, 0+2, then lanes l+8, l+4, l+2, l+1. */
+    merge(&m[0], &s[0], m[1], s[1], p, 0);
+    merge(&m[2], &s[2], m[3], s[3], p, 1);
+    merge(&m[0], &s[0], m[2], s[2], p, 2);
+    merge(&m[0], &s[0], _mm512_shuffle_f32x4(m[0], m[0], 0x4E), _mm512_shuffle_f32x4(s[0], s[0], 0x4E), p, 3);
+    merge(&m[0], &s[0], _mm512_shuffle_f32x4(m[0], m[0], 0xB1), _mm512_shuffle_f32x4(s[0], s[0], 0xB1), p, 4);
+    merge(&m[0], &s[0], _mm512_permute_ps(m[0], 0x4E), _mm512_permute_ps(s[0], 0x4E), p, 5);
+    merge(&m[0], &s[0], _mm512_permute_ps(m[0], 0xB1), _mm512_permute_ps(s[0], 0xB1), p, 6);
+    *mean = _mm512_cvtss_f32(m[0]);
+    *m2 = _mm512_cvtss_f32(s[0]);
 }
 
 /* Centered apply: (x - mean) * (rstd * gamma) + beta, so a constant row gives beta. */
@@ -110,11 +129,13 @@ static inline __attribute__((always_inline)) void forward_rows(const ln_bf16_fwd
                                                                size_t r1, int native)
 {
     const size_t n = a->cols;
+    plan p;
+    plan_init(&p, n);
     for (size_t r = r0; r < r1; r++) {
         const uint16_t *x = a->x + r * a->ldx;
         uint16_t *y = a->y + r * a->ldy;
         float mean, m2;
-        row_stats(x, n, &mean, &m2);
+        row_stats(x, n, &p, &mean, &m2);
         const float rstd = 1.0f / sqrtf(m2 / (float)n + a->eps);
         const __m512 vm = _mm512_set1_ps(mean), vr = _mm512_set1_ps(rstd);
         for (size_t i = 0; i < n; i += 2 * W) {
