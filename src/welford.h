@@ -2,6 +2,8 @@
 #ifndef LN_WELFORD_H
 #define LN_WELFORD_H
 
+#include <stddef.h>
+
 /* Chan's merge of (mb, sb, nb) into (ma, sa, na); an empty side leaves the other exact
    (a lone right side gives ma + (mb - 0) * 1 == mb). The cross term is d * (na w) * d,
    never d * d first: with an empty side (na w == 0) and |d| > 1.8e19, d * d would be Inf
@@ -77,6 +79,18 @@ static inline void ln_welford_counts(double *cnt, size_t n, int nacc, int w)
     const size_t blk = (size_t)nacc * (size_t)w, nblk = n / blk, rem = n - nblk * blk;
     for (int i = 0; i < nacc * w; i++)
         cnt[i] = (double)nblk + ((size_t)i < rem);
+}
+
+/* A call's plan for nacc <= 4 accumulators of w <= 16 lanes (AVX-512's width). */
+typedef struct ln_welford_plan {
+    float f1[LN_PLAN_MAX(4, 16)], f2[LN_PLAN_MAX(4, 16)];
+} ln_welford_plan;
+
+static inline void ln_welford_plan_init(ln_welford_plan *p, size_t n, int nacc, int w)
+{
+    double cnt[4 * 16];
+    ln_welford_counts(cnt, n, nacc, w);
+    ln_chan_plan(cnt, nacc, w, p->f1, p->f2);
 }
 
 #endif

@@ -61,17 +61,7 @@ static inline void store_n(uint16_t *p, float32x4_t v, size_t len)
     memcpy(p, b, len * sizeof *p);
 }
 
-/* Merge coefficients for every row of a call (welford.h). */
-typedef struct plan {
-    float f1[LN_PLAN_MAX(NACC, W)], f2[LN_PLAN_MAX(NACC, W)];
-} plan;
-
-static void plan_init(plan *p, size_t n)
-{
-    double cnt[NACC * W];
-    ln_welford_counts(cnt, n, NACC, W);
-    ln_chan_plan(cnt, NACC, W, p->f1, p->f2);
-}
+typedef ln_welford_plan plan; /* merge coefficients for every row of a call */
 
 static inline void merge(float32x4_t *ma, float32x4_t *sa, float32x4_t mb, float32x4_t sb,
                          const plan *p, int k)
@@ -124,7 +114,7 @@ static void forward_neon_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     const size_t n = a->cols;
     plan p;
-    plan_init(&p, n);
+    ln_welford_plan_init(&p, n, NACC, W);
     for (size_t r = r0; r < r1; r++) {
         const uint16_t *x = a->x + r * a->ldx;
         uint16_t *y = a->y + r * a->ldy;

@@ -59,17 +59,7 @@ static inline __m256 loadf(const float *p, size_t len, float fill)
     return _mm256_maskload_ps(p, lane_mask(len));
 }
 
-/* Merge coefficients for every row of a call (welford.h). */
-typedef struct plan {
-    float f1[LN_PLAN_MAX(NACC, W)], f2[LN_PLAN_MAX(NACC, W)];
-} plan;
-
-static void plan_init(plan *p, size_t n)
-{
-    double cnt[NACC * W];
-    ln_welford_counts(cnt, n, NACC, W);
-    ln_chan_plan(cnt, NACC, W, p->f1, p->f2);
-}
+typedef ln_welford_plan plan; /* merge coefficients for every row of a call */
 
 static inline void merge(__m256 *ma, __m256 *sa, __m256 mb, __m256 sb, const plan *p, int k)
 {
@@ -133,7 +123,7 @@ static void forward_avx2_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     const size_t n = a->cols;
     plan p;
-    plan_init(&p, n);
+    ln_welford_plan_init(&p, n, NACC, W);
     for (size_t r = r0; r < r1; r++) {
         const uint16_t *x = a->x + r * a->ldx;
         uint16_t *y = a->y + r * a->ldy;

@@ -58,17 +58,7 @@ static inline void store32(uint16_t *p, __m512 lo, __m512 hi, size_t len, int na
     _mm512_mask_storeu_epi16(p, k, r);
 }
 
-/* Merge coefficients for every row of a call (welford.h). */
-typedef struct plan {
-    float f1[LN_PLAN_MAX(NACC, W)], f2[LN_PLAN_MAX(NACC, W)];
-} plan;
-
-static void plan_init(plan *p, size_t n)
-{
-    double cnt[NACC * W];
-    ln_welford_counts(cnt, n, NACC, W);
-    ln_chan_plan(cnt, NACC, W, p->f1, p->f2);
-}
+typedef ln_welford_plan plan; /* merge coefficients for every row of a call */
 
 static inline void merge(__m512 *ma, __m512 *sa, __m512 mb, __m512 sb, const plan *p, int k)
 {
@@ -130,7 +120,7 @@ static inline __attribute__((always_inline)) void forward_rows(const ln_bf16_fwd
 {
     const size_t n = a->cols;
     plan p;
-    plan_init(&p, n);
+    ln_welford_plan_init(&p, n, NACC, W);
     for (size_t r = r0; r < r1; r++) {
         const uint16_t *x = a->x + r * a->ldx;
         uint16_t *y = a->y + r * a->ldy;
