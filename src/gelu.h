@@ -13,6 +13,16 @@
 #define LN_GELU_RSQRT2 0.70710678118654752
 #define LN_GELU_RSQRT2PI 0.39894228040143268
 
+/* The special functions' arguments are formed in float-float (hi + lo): for x < 0 GELU
+   falls like exp(-x^2/2), so the rounding of a plain float argument (relative 2^-24,
+   absolute |w| 2^-24 with |w| up to 600) would cost |w| ulps in the result; with lo,
+   exp(-|hi + lo|) = exp(-|hi|) (1 -+ lo) and erfc(hi + lo) = erfc(hi) - lo erfc'(hi) to
+   first order, the neglected terms ~lo^2. The constants are split the same way. */
+#define LN_GELU_HI(c) ((float)(c))
+#define LN_GELU_LO(c) ((float)((c) - (double)(float)(c)))
+#define LN_GELU_2CK (LN_GELU_2C * LN_GELU_K)
+#define LN_GELU_2RSQRTPI 1.1283791670955126 /* 2 / sqrt(pi): -erfc'(z) exp(z^2) */
+
 /* Beyond |x| = 20 the float results are settled: f(x) = -0 below (|f| < 1e-80 in both
    forms), f'(x) = 0 below and 1 above. Clamping there keeps Inf * 0 out of the formulas
    (f(-Inf) would be NaN); the forward clamps only below, since f(+Inf) = +Inf. Kernels
