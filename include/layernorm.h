@@ -208,10 +208,12 @@ LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x,
  * and 1 + erf lose every digit for x < -4), with SLEEF's vector exp/erfc on arguments
  * formed in float-float, so GELU's steep fall for x < 0 does not amplify their rounding.
  * Accuracy against the function evaluated in double: within 4 float ulp wherever
- * |f| >= 2^-100 (measured: 3 ulp tanh form, 2 ulp erf form); below, an absolute error of
+ * |f| >= 2^-100 (measured: 4 ulp tanh form, 2 ulp erf form); below, an absolute error of
  * about |x| FLT_MIN (SLEEF's erfc bound there) or |x| 2^-149. The derivative is within
- * 4 ulp except near its zero at x = -0.75, where its two terms cancel and the error is a
- * few ulps of the terms' size. NaN in, NaN out; f(+Inf) = +Inf, f(-Inf) = -0;
+ * 4 ulp for x >= -1 away from its zero at x = -0.75 (where its two terms cancel and the
+ * error is a few ulps of the terms' size); for x < -1 its product of ~8 rounded factors
+ * gives up to 11 ulp (tanh form) and 7 ulp (erf form). NaN in, NaN out;
+ * f(+Inf) = +Inf, f(-Inf) = -0;
  * f'(+Inf) = 1, f'(-Inf) = 0.
  *
  * ln_gelu_forward_f32: y[i] = f(x[i]). ln_gelu_backward_f32: dx[i] = dy[i] * f'(x[i]).

@@ -30,7 +30,8 @@ static int check_bf16_fwd(const ln_bf16_fwd_args *a, size_t rows)
         return LN_ERR_EPS;
     const ln_view in[] = {ln_view_of(a->x, rows, n, a->ldx, h), ln_view_of(a->gamma, 1, n, n, f),
                           ln_view_of(a->beta, 1, n, n, f)};
-    const ln_view out[] = {ln_view_of(a->y, rows, n, a->ldy, h), ln_view_of(a->mean, 1, rows, rows, f),
+    const ln_view out[] = {ln_view_of(a->y, rows, n, a->ldy, h),
+                           ln_view_of(a->mean, 1, rows, rows, f),
                            ln_view_of(a->rstd, 1, rows, rows, f)};
     return ln_any_alias(out, 3, in, 3, 1ull << LN_ALLOW_BIT(0, 0)) ? LN_ERR_ALIAS : LN_OK;
 }
@@ -43,19 +44,20 @@ static int check_bf16_bwd(const ln_bf16_bwd_args *a, const float *dgamma, const 
         return LN_ERR_NULL;
     const size_t n = a->cols, h = sizeof(uint16_t), f = sizeof(float);
     if (!ln_shape_ok(rows, n, a->lddy, h) || !ln_shape_ok(rows, n, a->ldx, h) ||
-        !ln_shape_ok(rows, n, a->lddx, h) || !ln_shape_ok(1, n, n, f) || !ln_shape_ok(1, rows, rows, f))
+        !ln_shape_ok(rows, n, a->lddx, h) || !ln_shape_ok(1, n, n, f) ||
+        !ln_shape_ok(1, rows, rows, f))
         return LN_ERR_SHAPE;
-    const ln_view in[] = {ln_view_of(a->dy, rows, n, a->lddy, h), ln_view_of(a->x, rows, n, a->ldx, h),
-                          ln_view_of(a->gamma, 1, n, n, f), ln_view_of(a->mean, 1, rows, rows, f),
+    const ln_view in[] = {ln_view_of(a->dy, rows, n, a->lddy, h),
+                          ln_view_of(a->x, rows, n, a->ldx, h), ln_view_of(a->gamma, 1, n, n, f),
+                          ln_view_of(a->mean, 1, rows, rows, f),
                           ln_view_of(a->rstd, 1, rows, rows, f)};
     const ln_view out[] = {ln_view_of(a->dx, rows, n, a->lddx, h), ln_view_of(dgamma, 1, n, n, f),
                            ln_view_of(dbeta, 1, n, n, f)};
     return ln_any_alias(out, 3, in, 5, 1ull << LN_ALLOW_BIT(0, 0)) ? LN_ERR_ALIAS : LN_OK;
 }
 
-LN_API int ln_forward_bf16(const uint16_t *x, const float *gamma, const float *beta,
-                           uint16_t *y, float *mean, float *rstd, size_t rows, size_t cols,
-                           float eps)
+LN_API int ln_forward_bf16(const uint16_t *x, const float *gamma, const float *beta, uint16_t *y,
+                           float *mean, float *rstd, size_t rows, size_t cols, float eps)
 {
     if (rows == 0)
         return LN_OK;
@@ -79,8 +81,8 @@ static void bf16_block(const void *ctx, size_t r0, size_t r1, float *dg, float *
 }
 
 LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x, const float *gamma,
-                            const float *mean, const float *rstd, uint16_t *dx,
-                            float *dgamma, float *dbeta, size_t rows, size_t cols)
+                            const float *mean, const float *rstd, uint16_t *dx, float *dgamma,
+                            float *dbeta, size_t rows, size_t cols)
 {
     if (rows == 0)
         return LN_OK;
@@ -102,7 +104,8 @@ static int check_gelu(const float *x, const float *in2, const float *out, size_t
         return LN_ERR_SHAPE;
     if (kind != LN_GELU_TANH && kind != LN_GELU_ERF)
         return LN_ERR_KIND;
-    const ln_view in[] = {ln_view_of(x, 1, n, n, sizeof(float)), ln_view_of(in2, 1, n, n, sizeof(float))};
+    const ln_view in[] = {ln_view_of(x, 1, n, n, sizeof(float)),
+                          ln_view_of(in2, 1, n, n, sizeof(float))};
     const ln_view o = ln_view_of(out, 1, n, n, sizeof(float));
     const unsigned long long allowed = (1ull << LN_ALLOW_BIT(0, 0)) | (1ull << LN_ALLOW_BIT(0, 1));
     return ln_any_alias(&o, 1, in, 2, allowed) ? LN_ERR_ALIAS : LN_OK;

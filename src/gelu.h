@@ -6,7 +6,7 @@
    0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)). Kernels evaluate the sigmoid with e =
    exp(-2|u|) <= 1, which never overflows: sigmoid(2u) = 1/(1+e) for u >= 0 and e/(1+e)
    for u < 0, so neither side cancels (1 + tanh(u) loses every digit for x < -4). */
-#define LN_GELU_2C 1.5957691216057308    /* 2 sqrt(2/pi) */
+#define LN_GELU_2C 1.5957691216057308 /* 2 sqrt(2/pi) */
 #define LN_GELU_K 0.044715
 /* erf form: f(x) = 0.5 x erfc(-x / sqrt(2)), exact for both signs (1 + erf cancels for
    x < 0, erfc does not); f'(x) = 0.5 erfc(-x/sqrt 2) + x exp(-x^2/2) / sqrt(2 pi). */

@@ -36,8 +36,8 @@ static void forward_scalar_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 
 /* Per row: the parameter partials (dy is read before dx, which may be dy, is written),
    then dx. Row order within the block is the summation order, as in the float oracle. */
-static void backward_scalar_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1,
-                                 float *dgamma, float *dbeta)
+static void backward_scalar_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
+                                 float *dbeta)
 {
     const size_t n = a->cols;
     for (size_t j = 0; j < n && (dgamma || dbeta); j++) {

@@ -44,7 +44,7 @@ static inline void ln_chan_reduce(float *m, float *s, float *c, int nacc, int w)
  * then lane level v (lane l takes lane l + w/2^(v+1)) uses f[(nacc - 1 + v) * w + l].
  * cnt[j * w + l] is how many values lane l of accumulator j saw; it is consumed.
  */
-#define LN_PLAN_MAX(nacc, w) (((nacc) - 1 + 6) * (w)) /* w <= 64 lanes */
+#define LN_PLAN_MAX(nacc, w) (((nacc)-1 + 6) * (w)) /* w <= 64 lanes */
 
 static inline void ln_chan_coef(double na, double nb, float *f1, float *f2)
 {
@@ -59,7 +59,8 @@ static inline void ln_chan_plan(double *cnt, int nacc, int w, float *f1, float *
     for (int step = 1; step < nacc; step *= 2)
         for (int j = 0; j + step < nacc; j += 2 * step, k++)
             for (int l = 0; l < w; l++) {
-                ln_chan_coef(cnt[j * w + l], cnt[(j + step) * w + l], &f1[k * w + l], &f2[k * w + l]);
+                ln_chan_coef(cnt[j * w + l], cnt[(j + step) * w + l], &f1[k * w + l],
+                             &f2[k * w + l]);
                 cnt[j * w + l] += cnt[(j + step) * w + l];
             }
     for (int h = w / 2; h > 0; h /= 2, k++)

@@ -1,4 +1,5 @@
-/* test_bf16.c - one ISA's bf16 LayerNorm against the f32 oracle on widened inputs (argv[1]: ISA). */
+/* test_bf16.c - one ISA's bf16 LayerNorm against the f32 oracle on widened inputs (argv[1]: ISA).
+ */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,20 +86,37 @@ static void bwd_k(const uint16_t *dy, const uint16_t *x, const float *g, const f
 static void fwd_oracle(const float *x, const float *g, const float *b, float *y, float *m,
                        float *rs, size_t rows, size_t cols, float eps)
 {
-    const ln_fwd_args a = {.x = x, .ldx = cols, .gamma = g, .beta = b, .y = y, .ldy = cols,
-                           .mean = m, .rstd = rs, .cols = cols, .eps = eps};
+    const ln_fwd_args a = {.x = x,
+                           .ldx = cols,
+                           .gamma = g,
+                           .beta = b,
+                           .y = y,
+                           .ldy = cols,
+                           .mean = m,
+                           .rstd = rs,
+                           .cols = cols,
+                           .eps = eps};
     ln_kernels_scalar.forward(&a, 0, rows);
 }
 
 static void bwd_oracle(const float *dy, const float *x, const float *g, const float *m,
                        const float *rs, float *dx, float *dg, float *db, size_t rows, size_t cols)
 {
-    const ln_bwd_args a = {.dy = dy, .lddy = cols, .x = x, .ldx = cols, .gamma = g, .mean = m,
-                           .rstd = rs, .dx = dx, .lddx = cols, .cols = cols};
+    const ln_bwd_args a = {.dy = dy,
+                           .lddy = cols,
+                           .x = x,
+                           .ldx = cols,
+                           .gamma = g,
+                           .mean = m,
+                           .rstd = rs,
+                           .dx = dx,
+                           .lddx = cols,
+                           .cols = cols};
     assert_int_equal(ln_backward_run(&ln_kernels_scalar, &a, rows, dg, db), LN_OK);
 }
 
-static const size_t k_cols[] = {1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 768, 1000, 4097};
+static const size_t k_cols[] = {1,  2,  3,  7,  8,  15,  16,  17,   31,
+                                32, 33, 63, 64, 65, 100, 768, 1000, 4097};
 #define NCOLS (sizeof k_cols / sizeof k_cols[0])
 
 /* The scalar-path conversion on the awkward bit patterns: ties go to the even neighbour,
@@ -187,9 +205,11 @@ static void forward_matches_oracle(void **state)
                         continue;
                     }
                     const double xhat = (xf[k] - mr[r]) * (double)rr[r];
-                    const double f32tol = 4e-6 * (1 + fabs(g[i] * xhat) + fabs(b[i])) + floor_in * fabs(g[i]);
+                    const double f32tol =
+                        4e-6 * (1 + fabs(g[i] * xhat) + fabs(b[i])) + floor_in * fabs(g[i]);
                     if (fabs(ln_bf16_to_f32(y[k]) - yr[k]) > bf16_ulp(yr[k]) + f32tol)
-                        fail_msg("cols %zu row %zu i %zu: %g vs %g", n, r, i, ln_bf16_to_f32(y[k]), yr[k]);
+                        fail_msg("cols %zu row %zu i %zu: %g vs %g", n, r, i, ln_bf16_to_f32(y[k]),
+                                 yr[k]);
                     check_ulp(y[k], want, f32tol, yr[k]);
                 }
             }
@@ -232,7 +252,8 @@ static void nan_rows(void **state)
     for (size_t c = 0; c < NCOLS; c++)
         for (size_t v = 0; v < 4; v++) {
             const size_t n = k_cols[c], rows = 3;
-            uint16_t *x = malloc(rows * n * 2), *y = malloc(rows * n * 2), *y0 = malloc(rows * n * 2);
+            uint16_t *x = malloc(rows * n * 2), *y = malloc(rows * n * 2),
+                     *y0 = malloc(rows * n * 2);
             fill_bf16(&rng, x, rows * n, 0, 1);
             fwd_k(x, NULL, NULL, y0, NULL, NULL, rows, n, 1e-5f);
             x[n + (n - 1) / 2] = bad[v];
@@ -257,7 +278,8 @@ static double dx_scale(const float *dy, const float *x, const float *g, float m,
         sgx += (double)dy[i] * g[i] * (x[i] - (double)m) * rs;
     }
     for (size_t i = 0; i < n; i++)
-        t = fmax(t, fabs((double)dy[i] * g[i]) + fabs(sg / n) + fabs((x[i] - (double)m) * rs * sgx / n));
+        t = fmax(t, fabs((double)dy[i] * g[i]) + fabs(sg / n) +
+                        fabs((x[i] - (double)m) * rs * sgx / n));
     return rs * t;
 }
 
@@ -276,9 +298,11 @@ static void backward_matches_oracle(void **state)
             const size_t n = k_cols[c], rows = rows_list[ri], nn = rows * n;
             if (nn > 200000)
                 continue;
-            uint16_t *x = malloc(nn * 2), *dy = malloc(nn * 2), *dx = malloc(nn * 2), *y = malloc(nn * 2);
+            uint16_t *x = malloc(nn * 2), *dy = malloc(nn * 2), *dx = malloc(nn * 2),
+                     *y = malloc(nn * 2);
             float *g = malloc(n * 4), *m = malloc(rows * 4), *rs = malloc(rows * 4);
-            float *dg = malloc(n * 4), *db = malloc(n * 4), *dgr = malloc(n * 4), *dbr = malloc(n * 4);
+            float *dg = malloc(n * 4), *db = malloc(n * 4), *dgr = malloc(n * 4),
+                  *dbr = malloc(n * 4);
             float *dxr = malloc(nn * 4);
             fill_bf16(&rng, x, nn, 0.5, 2);
             fill_bf16(&rng, dy, nn, 0, 1);
@@ -324,7 +348,8 @@ static void in_place_and_repeatable(void **state)
     tu_rng rng = {17};
     for (size_t c = 0; c < NCOLS; c++) {
         const size_t n = k_cols[c], rows = 2, nn = rows * n;
-        uint16_t *x = malloc(nn * 2), *y = malloc(nn * 2), *y2 = malloc(nn * 2), *dy = malloc(nn * 2);
+        uint16_t *x = malloc(nn * 2), *y = malloc(nn * 2), *y2 = malloc(nn * 2),
+                 *dy = malloc(nn * 2);
         uint16_t *dx = malloc(nn * 2), *io = malloc(nn * 2);
         float *g = malloc(n * 4), *b = malloc(n * 4), m[2], rs[2], dg[2][4097], db[2][4097];
         fill_bf16(&rng, x, nn, 0, 1);
@@ -367,7 +392,8 @@ static void guard_pages(void **state)
             uint16_t *x = guard_u16(&G[0], nn, at_end), *y = guard_u16(&G[1], nn, at_end);
             uint16_t *dy = guard_u16(&G[2], nn, at_end), *dx = guard_u16(&G[3], nn, at_end);
             float *g = tu_guard_alloc(&G[4], n, at_end), *b = tu_guard_alloc(&G[5], n, at_end);
-            float *m = tu_guard_alloc(&G[6], rows, at_end), *rs = tu_guard_alloc(&G[7], rows, at_end);
+            float *m = tu_guard_alloc(&G[6], rows, at_end),
+                  *rs = tu_guard_alloc(&G[7], rows, at_end);
             float *dg = tu_guard_alloc(&G[8], n, at_end), *db = tu_guard_alloc(&G[9], n, at_end);
             fill_bf16(&rng, x, nn, 0, 1);
             fill_bf16(&rng, dy, nn, 0, 1);
@@ -396,7 +422,8 @@ int main(int argc, char **argv)
 #endif
     }
     if (!g_k) {
-        printf("skip: bf16 kernel for %s not compiled in or not runnable here\n", argc > 1 ? argv[1] : "?");
+        printf("skip: bf16 kernel for %s not compiled in or not runnable here\n",
+               argc > 1 ? argv[1] : "?");
         return TU_SKIP;
     }
     printf("bf16 kernel: %s\n", g_k->name);
@@ -412,6 +439,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest guard_tests[] = {cmocka_unit_test(guard_pages)};
     const int rc = guard ? cmocka_run_group_tests(guard_tests, NULL, NULL)
                          : cmocka_run_group_tests(tests, NULL, NULL);
-    printf("max bf16 ulp distance from round(f32 oracle), where the f32 error < 1/2 bf16 ulp: %d\n", g_max_ulp);
+    printf("max bf16 ulp distance from round(f32 oracle), where the f32 error < 1/2 bf16 ulp: %d\n",
+           g_max_ulp);
     return rc;
 }

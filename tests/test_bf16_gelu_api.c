@@ -1,4 +1,5 @@
-/* test_bf16_gelu_api.c - the bf16 and GELU entry points as a user sees them: checks, status codes, no writes on error. */
+/* test_bf16_gelu_api.c - the bf16 and GELU entry points as a user sees them: checks, status codes,
+ * no writes on error. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +42,8 @@ static void bf16_checks(void **state)
     assert_int_equal(ln_backward_bf16(x, x, NULL, NULL, r, dx, dg, NULL, 2, N), LN_ERR_NULL);
     assert_int_equal(ln_backward_bf16(x, x, NULL, m, r, dx, dg, NULL, 2, 0), LN_ERR_SHAPE);
     assert_int_equal(ln_backward_bf16(x, x, NULL, m, r, x + 3, dg, NULL, 2, N), LN_ERR_ALIAS);
-    assert_int_equal(ln_backward_bf16(x, x, NULL, m, r, dx, (float *)(void *)dx, NULL, 2, N), LN_ERR_ALIAS);
+    assert_int_equal(ln_backward_bf16(x, x, NULL, m, r, dx, (float *)(void *)dx, NULL, 2, N),
+                     LN_ERR_ALIAS);
     assert_true(intact(dx, 2 * N));
     assert_int_equal(ln_backward_bf16(y, x, NULL, m, r, y, dg, NULL, 2, N), LN_OK); /* dx == dy */
 }

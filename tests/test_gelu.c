@@ -1,4 +1,5 @@
-/* test_gelu.c - one ISA's GELU kernels against the double oracle and finite differences (argv[1]: ISA). */
+/* test_gelu.c - one ISA's GELU kernels against the double oracle and finite differences (argv[1]:
+ * ISA). */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -39,8 +40,8 @@ static size_t points(float *x)
     tu_rng r = {3};
     for (int i = 0; i < 4000; i++)
         x[n++] = (float)(3.0 * tu_normal(&r));
-    static const float sp[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-40f, -1e-40f, FLT_MIN, 30.0f,
-                               -30.0f, 1e10f, -1e10f, FLT_MAX, -FLT_MAX};
+    static const float sp[] = {0.0f,  -0.0f,  1e-30f, -1e-30f, 1e-40f,  -1e-40f, FLT_MIN,
+                               30.0f, -30.0f, 1e10f,  -1e10f,  FLT_MAX, -FLT_MAX};
     for (size_t i = 0; i < sizeof sp / sizeof *sp; i++)
         x[n++] = sp[i];
     return n;
@@ -100,16 +101,19 @@ static double tiny_term(double x, int kind, int grad)
 static void forward_accuracy(void **state)
 {
     (void)state;
-    float *x = malloc(NPTS * sizeof *x), *y = malloc(NPTS * sizeof *y), *yr = malloc(NPTS * sizeof *yr);
+    float *x = malloc(NPTS * sizeof *x), *y = malloc(NPTS * sizeof *y),
+          *yr = malloc(NPTS * sizeof *yr);
     const size_t n = points(x);
     for (int kind = 0; kind < 2; kind++) {
         g_k->forward(x, y, n, kind);
         g_o->forward(x, yr, n, kind);
         for (size_t i = 0; i < n; i++) {
             const double err = fabs((double)y[i] - yr[i]);
-            const double tol = 4 * ulp(yr[i]) + arg_term(x[i], kind, 0) * 16 * 0x1p-48 + tiny_term(x[i], kind, 0);
+            const double tol =
+                4 * ulp(yr[i]) + arg_term(x[i], kind, 0) * 16 * 0x1p-48 + tiny_term(x[i], kind, 0);
             if (!(err <= tol))
-                fail_msg("kind %d x %.9g: %.9g vs %.9g (%.1f ulp)", kind, x[i], y[i], yr[i], err / ulp(yr[i]));
+                fail_msg("kind %d x %.9g: %.9g vs %.9g (%.1f ulp)", kind, x[i], y[i], yr[i],
+                         err / ulp(yr[i]));
             if (fabs(yr[i]) >= 0x1p-100) /* above where tiny_term matters */
                 g_max_ulp[kind][0] = fmax(g_max_ulp[kind][0], err / ulp(yr[i]));
         }
@@ -123,7 +127,8 @@ static void forward_accuracy(void **state)
 static void backward_accuracy(void **state)
 {
     (void)state;
-    float *x = malloc(NPTS * 4), *dy = malloc(NPTS * 4), *dx = malloc(NPTS * 4), *dxr = malloc(NPTS * 4);
+    float *x = malloc(NPTS * 4), *dy = malloc(NPTS * 4), *dx = malloc(NPTS * 4),
+          *dxr = malloc(NPTS * 4);
     const size_t n = points(x);
     tu_rng r = {23};
     for (int rep = 0; rep < 2; rep++)
@@ -134,11 +139,14 @@ static void backward_accuracy(void **state)
             g_o->backward(dy, x, dxr, n, kind);
             for (size_t i = 0; i < n; i++) {
                 const double err = fabs((double)dx[i] - dxr[i]);
-                const double tol = 4 * ulp(dxr[i]) + fabs(dy[i]) * TU_EPS32 *
-                                   (8 * grad_terms(x[i], kind) + arg_term(x[i], kind, 1) * 16 * 0x1p-24) +
-                                   fabs(dy[i]) * tiny_term(x[i], kind, 1);
+                const double tol =
+                    4 * ulp(dxr[i]) +
+                    fabs(dy[i]) * TU_EPS32 *
+                        (8 * grad_terms(x[i], kind) + arg_term(x[i], kind, 1) * 16 * 0x1p-24) +
+                    fabs(dy[i]) * tiny_term(x[i], kind, 1);
                 if (!(err <= tol))
-                    fail_msg("kind %d x %.9g: %.9g vs %.9g (%.1f ulp)", kind, x[i], dx[i], dxr[i], err / ulp(dxr[i]));
+                    fail_msg("kind %d x %.9g: %.9g vs %.9g (%.1f ulp)", kind, x[i], dx[i], dxr[i],
+                             err / ulp(dxr[i]));
                 if (x[i] >= -1 && fabs(x[i] + 0.75) > 0.25)
                     g_max_ulp[kind][1] = fmax(g_max_ulp[kind][1], err / ulp(dxr[i]));
             }
@@ -178,7 +186,8 @@ static long double textbook(long double x, int kind)
 {
     if (kind == LN_GELU_ERF)
         return 0.5L * x * (1.0L + erfl(x / sqrtl(2.0L)));
-    return 0.5L * x * (1.0L + tanhl(sqrtl(2.0L / 3.14159265358979323846264L) * (x + 0.044715L * x * x * x)));
+    return 0.5L * x *
+           (1.0L + tanhl(sqrtl(2.0L / 3.14159265358979323846264L) * (x + 0.044715L * x * x * x)));
 }
 
 static void oracle_vs_textbook(void **state)
@@ -225,7 +234,8 @@ static void guard_pages_and_in_place(void **state)
             for (int kind = 0; kind < 2; kind++) {
                 tu_guard G[4];
                 float *x = tu_guard_alloc(&G[0], n, at_end), *y = tu_guard_alloc(&G[1], n, at_end);
-                float *dy = tu_guard_alloc(&G[2], n, at_end), *dx = tu_guard_alloc(&G[3], n, at_end);
+                float *dy = tu_guard_alloc(&G[2], n, at_end),
+                      *dx = tu_guard_alloc(&G[3], n, at_end);
                 float io[70];
                 tu_fill_normal(&r, x, n, 0, 3);
                 tu_fill_normal(&r, dy, n, 0, 1);
@@ -251,14 +261,13 @@ int main(int argc, char **argv)
     g_k = ln_gelu_for(isa);
     g_o = ln_gelu_for(LN_ISA_SCALAR);
     if (!g_k) {
-        printf("skip: GELU kernel for %s not compiled in or not runnable here\n", argc > 1 ? argv[1] : "?");
+        printf("skip: GELU kernel for %s not compiled in or not runnable here\n",
+               argc > 1 ? argv[1] : "?");
         return TU_SKIP;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(oracle_vs_textbook),
-        cmocka_unit_test(forward_accuracy),
-        cmocka_unit_test(backward_accuracy),
-        cmocka_unit_test(backward_vs_finite_differences),
+        cmocka_unit_test(oracle_vs_textbook), cmocka_unit_test(forward_accuracy),
+        cmocka_unit_test(backward_accuracy),  cmocka_unit_test(backward_vs_finite_differences),
         cmocka_unit_test(specials),
     };
     /* "guard" after the ISA runs only the guard-page test (emulators may mis-fault). */
@@ -266,7 +275,8 @@ int main(int argc, char **argv)
     const int rc = argc > 2 && strcmp(argv[2], "guard") == 0
                        ? cmocka_run_group_tests(guard_tests, NULL, NULL)
                        : cmocka_run_group_tests(tests, NULL, NULL);
-    printf("max ulp (forward: |f| >= 2^-100; backward: x >= -1, away from f' = 0): tanh fwd %.2f bwd %.2f, erf fwd %.2f bwd %.2f\n",
+    printf("max ulp (forward: |f| >= 2^-100; backward: x >= -1, away from f' = 0): tanh fwd %.2f "
+           "bwd %.2f, erf fwd %.2f bwd %.2f\n",
            g_max_ulp[0][0], g_max_ulp[0][1], g_max_ulp[1][0], g_max_ulp[1][1]);
     return rc;
 }

@@ -11,11 +11,20 @@
 static inline float32x4_t vset(double c) { return vdupq_n_f32((float)c); }
 
 /* max(-20, x) then, for the derivative, min(20, .): vmaxq/vminq return NaN for a NaN. */
-static inline float32x4_t clamp_lo(float32x4_t x) { return vmaxq_f32(vdupq_n_f32(-LN_GELU_CLAMP), x); }
-static inline float32x4_t clamp(float32x4_t x) { return vminq_f32(vdupq_n_f32(LN_GELU_CLAMP), clamp_lo(x)); }
+static inline float32x4_t clamp_lo(float32x4_t x)
+{
+    return vmaxq_f32(vdupq_n_f32(-LN_GELU_CLAMP), x);
+}
+static inline float32x4_t clamp(float32x4_t x)
+{
+    return vminq_f32(vdupq_n_f32(LN_GELU_CLAMP), clamp_lo(x));
+}
 
 /* a b - c, the rounding error of a product when c is its rounded value */
-static inline float32x4_t fms(float32x4_t a, float32x4_t b, float32x4_t c) { return vfmaq_f32(vnegq_f32(c), a, b); }
+static inline float32x4_t fms(float32x4_t a, float32x4_t b, float32x4_t c)
+{
+    return vfmaq_f32(vnegq_f32(c), a, b);
+}
 
 /* w = 2u = 2C x + 2CK x^3 as hi + *lo (gelu.h): exact products by fma, one two-sum. */
 static inline float32x4_t arg_w(float32x4_t x, float32x4_t *lo)
@@ -34,7 +43,7 @@ static inline float32x4_t arg_w(float32x4_t x, float32x4_t *lo)
 }
 
 /* sigmoid(hi + lo) with e = exp(-|w|) <= 1 (gelu.h), e = exp(-|hi|) (1 -+ lo);
-   *ds = sigmoid (1 - sigmoid) = e r^2. */
+ *ds = sigmoid (1 - sigmoid) = e r^2. */
 static inline float32x4_t sigmoid(float32x4_t hi, float32x4_t lo, float32x4_t *ds)
 {
     const uint32x4_t pos = vcgeq_f32(hi, vdupq_n_f32(0.0f));
@@ -49,7 +58,8 @@ static inline float32x4_t sigmoid(float32x4_t hi, float32x4_t lo, float32x4_t *d
    which the backward's pdf shares. */
 static inline float32x4_t half_erfc(float32x4_t x, float32x4_t *e)
 {
-    const float32x4_t rh = vset(-LN_GELU_HI(LN_GELU_RSQRT2)), rl = vset(-LN_GELU_LO(LN_GELU_RSQRT2));
+    const float32x4_t rh = vset(-LN_GELU_HI(LN_GELU_RSQRT2)),
+                      rl = vset(-LN_GELU_LO(LN_GELU_RSQRT2));
     const float32x4_t zh = vmulq_f32(x, rh), zl = vfmaq_f32(fms(x, rh, zh), x, rl);
     const float32x4_t x2h = vmulq_f32(x, x), x2l = fms(x, x, x2h);
     const float32x4_t e0 = Sleef_expf4_u10advsimd(vmulq_f32(vdupq_n_f32(-0.5f), x2h));
@@ -81,7 +91,8 @@ static inline float32x4_t gelu_grad(float32x4_t x, int kind)
         return vfmaq_f32(h, xa, vmulq_f32(e, vset(LN_GELU_RSQRT2PI)));
     }
     const float32x4_t x2 = vmulq_f32(xa, xa);
-    const float32x4_t dw = vmulq_f32(vset(LN_GELU_2C), vfmaq_f32(vdupq_n_f32(1.0f), vset(3.0 * LN_GELU_K), x2));
+    const float32x4_t dw =
+        vmulq_f32(vset(LN_GELU_2C), vfmaq_f32(vdupq_n_f32(1.0f), vset(3.0 * LN_GELU_K), x2));
     float32x4_t lo, ds;
     const float32x4_t hi = arg_w(xa, &lo);
     const float32x4_t s = sigmoid(hi, lo, &ds);

@@ -1,4 +1,5 @@
-/* neon_bf16.c - bf16 LayerNorm with AArch64 Advanced SIMD: float32 Welford on widened lanes, RNE stores. */
+/* neon_bf16.c - bf16 LayerNorm with AArch64 Advanced SIMD: float32 Welford on widened lanes, RNE
+ * stores. */
 #include <arm_neon.h>
 #include <math.h>
 #include <string.h>
@@ -6,11 +7,14 @@
 #include "bf16_kernel.h"
 #include "welford.h"
 
-#define W 4     /* float lanes */
-#define NACC 4  /* independent Welford accumulators: breaks the sub-fma-sub-fma chain */
+#define W 4    /* float lanes */
+#define NACC 4 /* independent Welford accumulators: breaks the sub-fma-sub-fma chain */
 
 /* bf16 -> float is exact: widen each 16-bit lane into the high half of 32 bits. */
-static inline float32x4_t load4(const uint16_t *p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
+static inline float32x4_t load4(const uint16_t *p)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+}
 
 /* NEON has no masked load: a tail (len < 4) goes through a zeroed stack copy, so nothing
    outside the row is read. */
@@ -164,7 +168,8 @@ static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, flo
     float32x4_t sg = vdupq_n_f32(0.0f), sgx = vdupq_n_f32(0.0f);
     for (size_t i = 0; i < n; i += W) {
         const size_t len = n - i;
-        const float32x4_t d = load_n(dy + i, len), xh = vmulq_f32(vsubq_f32(load_n(x + i, len), vm), vr);
+        const float32x4_t d = load_n(dy + i, len),
+                          xh = vmulq_f32(vsubq_f32(load_n(x + i, len), vm), vr);
         const float32x4_t g = a->gamma ? vmulq_f32(d, loadf(a->gamma + i, len, 0.0f)) : d;
         sg = vaddq_f32(sg, g);
         sgx = vfmaq_f32(sgx, g, xh);
@@ -176,10 +181,12 @@ static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, flo
     if (!a->dx)
         return;
     uint16_t *dx = a->dx + r * a->lddx;
-    const float32x4_t mg = vdupq_n_f32(hsum(sg) / (float)n), mgx = vdupq_n_f32(hsum(sgx) / (float)n);
+    const float32x4_t mg = vdupq_n_f32(hsum(sg) / (float)n),
+                      mgx = vdupq_n_f32(hsum(sgx) / (float)n);
     for (size_t i = 0; i < n; i += W) {
         const size_t len = n - i;
-        const float32x4_t d = load_n(dy + i, len), xh = vmulq_f32(vsubq_f32(load_n(x + i, len), vm), vr);
+        const float32x4_t d = load_n(dy + i, len),
+                          xh = vmulq_f32(vsubq_f32(load_n(x + i, len), vm), vr);
         const float32x4_t g = a->gamma ? vmulq_f32(d, loadf(a->gamma + i, len, 0.0f)) : d;
         store_n(dx + i, vmulq_f32(vr, vfmsq_f32(vsubq_f32(g, mg), xh, mgx)), len);
     }

@@ -1,12 +1,13 @@
-/* sve_bf16.c - bf16 LayerNorm with SVE (any vector length): float32 Welford, predicated tails, RNE stores. */
+/* sve_bf16.c - bf16 LayerNorm with SVE (any vector length): float32 Welford, predicated tails, RNE
+ * stores. */
 #include <arm_sve.h>
 #include <math.h>
 
 #include "bf16_kernel.h"
 #include "welford.h"
 
-#define NACC 4     /* independent Welford accumulators: breaks the sub-fma-sub-fma chain */
-#define MAXW 64    /* the largest SVE vector, 2048 bits, in floats */
+#define NACC 4  /* independent Welford accumulators: breaks the sub-fma-sub-fma chain */
+#define MAXW 64 /* the largest SVE vector, 2048 bits, in floats */
 
 /* Predicated (inactive lanes neither read nor faulted on), zero-extending 16 -> 32 bits,
    then exact: shift into the high half. */
@@ -26,7 +27,8 @@ static inline void store_bf(svbool_t pg, uint16_t *p, svfloat32_t v)
 {
     const svuint32_t u = svreinterpret_u32_f32(v), hi = svlsr_n_u32_x(pg, u, 16);
     const svuint32_t lsb = svand_n_u32_x(pg, hi, 1);
-    const svuint32_t rne = svlsr_n_u32_x(pg, svadd_u32_x(pg, svadd_n_u32_x(pg, u, 0x7FFF), lsb), 16);
+    const svuint32_t rne =
+        svlsr_n_u32_x(pg, svadd_u32_x(pg, svadd_n_u32_x(pg, u, 0x7FFF), lsb), 16);
     const svbool_t nan = svcmpuo_f32(pg, v, v);
     svst1h_u32(pg, p, svsel_u32(nan, svorr_n_u32_x(pg, hi, 0x40), rne));
 }
@@ -44,7 +46,8 @@ static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
     const size_t w = svcntw();
     const svbool_t all = svptrue_b32();
     /* SVE values cannot form arrays: the NACC accumulators are named. */
-    svfloat32_t m0 = svdup_n_f32(0.0f), m1 = m0, m2v = m0, m3 = m0, s0 = m0, s1 = m0, s2 = m0, s3 = m0;
+    svfloat32_t m0 = svdup_n_f32(0.0f), m1 = m0, m2v = m0, m3 = m0, s0 = m0, s1 = m0, s2 = m0,
+                s3 = m0;
     const size_t nblk = n / (w * NACC);
     for (size_t b = 0; b < nblk; b++) {
         /* Every lane of every accumulator has seen b+1 values: one broadcast reciprocal. */
@@ -66,8 +69,10 @@ static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
     step(p2, &m2v, &s2, load_bf(p2, x + done + 2 * w), inv);
     step(p3, &m3, &s3, load_bf(p3, x + done + 3 * w), inv);
     float fm[NACC * MAXW], fs[NACC * MAXW], fc[NACC * MAXW];
-    svst1_f32(all, fm, m0), svst1_f32(all, fm + w, m1), svst1_f32(all, fm + 2 * w, m2v), svst1_f32(all, fm + 3 * w, m3);
-    svst1_f32(all, fs, s0), svst1_f32(all, fs + w, s1), svst1_f32(all, fs + 2 * w, s2), svst1_f32(all, fs + 3 * w, s3);
+    svst1_f32(all, fm, m0), svst1_f32(all, fm + w, m1), svst1_f32(all, fm + 2 * w, m2v),
+        svst1_f32(all, fm + 3 * w, m3);
+    svst1_f32(all, fs, s0), svst1_f32(all, fs + w, s1), svst1_f32(all, fs + 2 * w, s2),
+        svst1_f32(all, fs + 3 * w, s3);
     svst1_f32(all, fc, svadd_n_f32_m(p0, base, 1.0f));
     svst1_f32(all, fc + w, svadd_n_f32_m(p1, base, 1.0f));
     svst1_f32(all, fc + 2 * w, svadd_n_f32_m(p2, base, 1.0f));
@@ -90,7 +95,8 @@ static void forward_sve_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
         for (size_t i = 0; i < n; i += w) {
             /* Centered apply: (x - mean) * (rstd * gamma) + beta; a constant row gives beta. */
             const svbool_t pg = svwhilelt_b32_u64(i, n);
-            const svfloat32_t sc = a->gamma ? svmul_f32_x(pg, loadf(pg, a->gamma + i, 0.0f), vr) : vr;
+            const svfloat32_t sc =
+                a->gamma ? svmul_f32_x(pg, loadf(pg, a->gamma + i, 0.0f), vr) : vr;
             const svfloat32_t b = loadf(pg, a->beta ? a->beta + i : NULL, 0.0f);
             store_bf(pg, y + i, svmla_f32_x(pg, b, svsub_f32_x(pg, load_bf(pg, x + i), vm), sc));
         }
@@ -139,7 +145,7 @@ static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, flo
 }
 
 static void backward_sve_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
-                               float *dbeta)
+                              float *dbeta)
 {
     ln_bf16_backward_rows(a, r0, r1, dgamma, dbeta, backward_row);
 }

@@ -6,8 +6,8 @@
 #include "bf16_kernel.h"
 #include "welford.h"
 
-#define W 8     /* float lanes */
-#define NACC 4  /* independent Welford accumulators: breaks the sub-fma-sub-fma chain */
+#define W 8    /* float lanes */
+#define NACC 4 /* independent Welford accumulators: breaks the sub-fma-sub-fma chain */
 
 /* bf16 -> float is exact: zero-extend to 32 bits, shift into the high half. */
 static inline __m256 widen(__m128i h)
@@ -28,7 +28,8 @@ static inline __m256 load_part(const uint16_t *p, size_t len)
 
 static inline __m256i lane_mask(size_t len)
 {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)len), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)len),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 /* Round to nearest even on the bits, NaN made quiet: the lane form of ln_f32_to_bf16. */
@@ -36,9 +37,11 @@ static inline __m128i narrow(__m256 v)
 {
     const __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
     const __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
-    const __m256i rne = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), lsb), 16);
+    const __m256i rne = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), lsb), 16);
     const __m256i qnan = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
-    const __m256i r = _mm256_blendv_epi8(rne, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+    const __m256i r =
+        _mm256_blendv_epi8(rne, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
     return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
 }
 
@@ -65,7 +68,8 @@ static inline void merge(__m256 *ma, __m256 *sa, __m256 mb, __m256 sb, const pla
 {
     const __m256 d = _mm256_sub_ps(mb, *ma);
     *ma = _mm256_fmadd_ps(d, _mm256_loadu_ps(p->f1 + k * W), *ma);
-    *sa = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_loadu_ps(p->f2 + k * W)), d, _mm256_add_ps(*sa, sb));
+    *sa = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_loadu_ps(p->f2 + k * W)), d,
+                          _mm256_add_ps(*sa, sb));
 }
 
 static void row_stats(const uint16_t *x, size_t n, const plan *p, float *mean, float *m2)
@@ -104,7 +108,8 @@ static void row_stats(const uint16_t *x, size_t n, const plan *p, float *mean, f
     for (int step = 1; step < NACC; step *= 2)
         for (int j = 0; j + step < NACC; j += 2 * step)
             merge(&m[j], &s[j], m[j + step], s[j + step], p, k++);
-    merge(&m[0], &s[0], _mm256_permute2f128_ps(m[0], m[0], 1), _mm256_permute2f128_ps(s[0], s[0], 1), p, k);
+    merge(&m[0], &s[0], _mm256_permute2f128_ps(m[0], m[0], 1),
+          _mm256_permute2f128_ps(s[0], s[0], 1), p, k);
     merge(&m[0], &s[0], _mm256_permute_ps(m[0], 0x4E), _mm256_permute_ps(s[0], 0x4E), p, k + 1);
     merge(&m[0], &s[0], _mm256_permute_ps(m[0], 0xB1), _mm256_permute_ps(s[0], 0xB1), p, k + 2);
     *mean = _mm256_cvtss_f32(m[0]);
@@ -116,7 +121,8 @@ static inline __m256 apply(__m256 v, __m256 vm, __m256 vr, const ln_bf16_fwd_arg
                            size_t len)
 {
     const __m256 sc = a->gamma ? _mm256_mul_ps(loadf(a->gamma + i, len, 0.0f), vr) : vr;
-    return _mm256_fmadd_ps(_mm256_sub_ps(v, vm), sc, loadf(a->beta ? a->beta + i : NULL, len, 0.0f));
+    return _mm256_fmadd_ps(_mm256_sub_ps(v, vm), sc,
+                           loadf(a->beta ? a->beta + i : NULL, len, 0.0f));
 }
 
 static void forward_avx2_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
@@ -171,7 +177,8 @@ static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, flo
     for (size_t i = 0; i < n; i += W) {
         const size_t len = n - i < W ? n - i : W;
         const __m256 d = len == W ? load8(dy + i) : load_part(dy + i, len);
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(len == W ? load8(x + i) : load_part(x + i, len), vm), vr);
+        const __m256 xh =
+            _mm256_mul_ps(_mm256_sub_ps(len == W ? load8(x + i) : load_part(x + i, len), vm), vr);
         const __m256 g = a->gamma ? _mm256_mul_ps(d, loadf(a->gamma + i, len, 0.0f)) : d;
         sg = _mm256_add_ps(sg, g);
         sgx = _mm256_fmadd_ps(g, xh, sgx);
@@ -183,11 +190,13 @@ static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, flo
     if (!a->dx)
         return;
     uint16_t *dx = a->dx + r * a->lddx;
-    const __m256 mg = _mm256_set1_ps(hsum(sg) / (float)n), mgx = _mm256_set1_ps(hsum(sgx) / (float)n);
+    const __m256 mg = _mm256_set1_ps(hsum(sg) / (float)n),
+                 mgx = _mm256_set1_ps(hsum(sgx) / (float)n);
     for (size_t i = 0; i < n; i += W) {
         const size_t len = n - i < W ? n - i : W;
         const __m256 d = len == W ? load8(dy + i) : load_part(dy + i, len);
-        const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(len == W ? load8(x + i) : load_part(x + i, len), vm), vr);
+        const __m256 xh =
+            _mm256_mul_ps(_mm256_sub_ps(len == W ? load8(x + i) : load_part(x + i, len), vm), vr);
         const __m256 g = a->gamma ? _mm256_mul_ps(d, loadf(a->gamma + i, len, 0.0f)) : d;
         const __m256 v = _mm256_mul_ps(vr, _mm256_fnmadd_ps(xh, mgx, _mm256_sub_ps(g, mg)));
         if (len == W)

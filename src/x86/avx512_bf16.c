@@ -5,10 +5,13 @@
 #include "bf16_kernel.h"
 #include "welford.h"
 
-#define W 16    /* float lanes */
-#define NACC 4  /* independent Welford accumulators: breaks the sub-fma-sub-fma chain */
+#define W 16   /* float lanes */
+#define NACC 4 /* independent Welford accumulators: breaks the sub-fma-sub-fma chain */
 
-static inline __mmask16 mask16(size_t len) { return len >= W ? (__mmask16)0xFFFF : (__mmask16)((1u << len) - 1u); }
+static inline __mmask16 mask16(size_t len)
+{
+    return len >= W ? (__mmask16)0xFFFF : (__mmask16)((1u << len) - 1u);
+}
 
 /* Masked (len < 16: lanes past the row are neither read nor faulted on), then exact:
    zero-extend to 32 bits, shift into the high half. */
@@ -28,7 +31,8 @@ static inline __m256i narrow_shift(__m512 v)
 {
     const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
     const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
-    const __m512i rne = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb), 16);
+    const __m512i rne = _mm512_srli_epi32(
+        _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb), 16);
     const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
     return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(rne, nan, hi, _mm512_set1_epi32(0x40)));
 }
@@ -64,7 +68,8 @@ static inline void merge(__m512 *ma, __m512 *sa, __m512 mb, __m512 sb, const pla
 {
     const __m512 d = _mm512_sub_ps(mb, *ma);
     *ma = _mm512_fmadd_ps(d, _mm512_loadu_ps(p->f1 + k * W), *ma);
-    *sa = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_loadu_ps(p->f2 + k * W)), d, _mm512_add_ps(*sa, sb));
+    *sa = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_loadu_ps(p->f2 + k * W)), d,
+                          _mm512_add_ps(*sa, sb));
 }
 
 static void row_stats(const uint16_t *x, size_t n, const plan *p, float *mean, float *m2)
@@ -98,8 +103,10 @@ static void row_stats(const uint16_t *x, size_t n, const plan *p, float *mean, f
     merge(&m[0], &s[0], m[1], s[1], p, 0);
     merge(&m[2], &s[2], m[3], s[3], p, 1);
     merge(&m[0], &s[0], m[2], s[2], p, 2);
-    merge(&m[0], &s[0], _mm512_shuffle_f32x4(m[0], m[0], 0x4E), _mm512_shuffle_f32x4(s[0], s[0], 0x4E), p, 3);
-    merge(&m[0], &s[0], _mm512_shuffle_f32x4(m[0], m[0], 0xB1), _mm512_shuffle_f32x4(s[0], s[0], 0xB1), p, 4);
+    merge(&m[0], &s[0], _mm512_shuffle_f32x4(m[0], m[0], 0x4E),
+          _mm512_shuffle_f32x4(s[0], s[0], 0x4E), p, 3);
+    merge(&m[0], &s[0], _mm512_shuffle_f32x4(m[0], m[0], 0xB1),
+          _mm512_shuffle_f32x4(s[0], s[0], 0xB1), p, 4);
     merge(&m[0], &s[0], _mm512_permute_ps(m[0], 0x4E), _mm512_permute_ps(s[0], 0x4E), p, 5);
     merge(&m[0], &s[0], _mm512_permute_ps(m[0], 0xB1), _mm512_permute_ps(s[0], 0xB1), p, 6);
     *mean = _mm512_cvtss_f32(m[0]);
@@ -165,8 +172,8 @@ static inline __m512 grad_g(const ln_bf16_bwd_args *a, const uint16_t *dy, size_
 
 /* One row: pass 1 sums g and g*xhat and adds this row's dy*xhat, dy to the partials
    (dy is read before dx, which may be dy, is written); pass 2 writes dx. */
-static inline __attribute__((always_inline)) void backward_row(const ln_bf16_bwd_args *a, size_t r,
-                                                               float *dgamma, float *dbeta, int native)
+static inline __attribute__((always_inline)) void
+backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, float *dbeta, int native)
 {
     const size_t n = a->cols;
     const uint16_t *dy = a->dy + r * a->lddy, *x = a->x + r * a->ldx;
@@ -186,7 +193,8 @@ static inline __attribute__((always_inline)) void backward_row(const ln_bf16_bwd
     if (!a->dx)
         return;
     uint16_t *dx = a->dx + r * a->lddx;
-    const __m512 mg = _mm512_set1_ps(hsum(sg) / (float)n), mgx = _mm512_set1_ps(hsum(sgx) / (float)n);
+    const __m512 mg = _mm512_set1_ps(hsum(sg) / (float)n),
+                 mgx = _mm512_set1_ps(hsum(sgx) / (float)n);
     __m512 v[2];
     for (size_t i = 0; i < n; i += 2 * W) {
         for (int h = 0; h < 2; h++) {
@@ -209,10 +217,17 @@ static void backward_row_native(const ln_bf16_bwd_args *a, size_t r, float *dg, 
     backward_row(a, r, dg, db, 1);
 }
 
-static void forward_avx512_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1) { forward_rows(a, r0, r1, 0); }
-static void forward_avx512bf16_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1) { forward_rows(a, r0, r1, 1); }
+static void forward_avx512_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+{
+    forward_rows(a, r0, r1, 0);
+}
+static void forward_avx512bf16_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+{
+    forward_rows(a, r0, r1, 1);
+}
 
-static void backward_avx512_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
+static void backward_avx512_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                                 float *db)
 {
     ln_bf16_backward_rows(a, r0, r1, dg, db, backward_row_shift);
 }

@@ -11,7 +11,10 @@ static inline __m256 vset(double c) { return _mm256_set1_ps((float)c); }
 
 /* max(-20, x) then, for the derivative, min(20, .): this operand order passes NaN on. */
 static inline __m256 clamp_lo(__m256 x) { return _mm256_max_ps(_mm256_set1_ps(-LN_GELU_CLAMP), x); }
-static inline __m256 clamp(__m256 x) { return _mm256_min_ps(_mm256_set1_ps(LN_GELU_CLAMP), clamp_lo(x)); }
+static inline __m256 clamp(__m256 x)
+{
+    return _mm256_min_ps(_mm256_set1_ps(LN_GELU_CLAMP), clamp_lo(x));
+}
 
 static inline __m256 fms(__m256 a, __m256 b, __m256 c) { return _mm256_fmsub_ps(a, b, c); }
 
@@ -26,13 +29,14 @@ static inline __m256 arg_w(__m256 x, __m256 *lo)
     const __m256 t3h = _mm256_mul_ps(c3h, x3h);
     const __m256 t3l = _mm256_fmadd_ps(c3h, x3l, _mm256_fmadd_ps(c3l, x3h, fms(c3h, x3h, t3h)));
     const __m256 hi = _mm256_add_ps(t1h, t3h), bv = _mm256_sub_ps(hi, t1h);
-    const __m256 err = _mm256_add_ps(_mm256_sub_ps(t1h, _mm256_sub_ps(hi, bv)), _mm256_sub_ps(t3h, bv));
+    const __m256 err =
+        _mm256_add_ps(_mm256_sub_ps(t1h, _mm256_sub_ps(hi, bv)), _mm256_sub_ps(t3h, bv));
     *lo = _mm256_add_ps(err, _mm256_add_ps(t1l, t3l));
     return hi;
 }
 
 /* sigmoid(hi + lo) with e = exp(-|w|) <= 1 (gelu.h), e = exp(-|hi|) (1 -+ lo);
-   *ds = sigmoid (1 - sigmoid) = e r^2. */
+ *ds = sigmoid (1 - sigmoid) = e r^2. */
 static inline __m256 sigmoid(__m256 hi, __m256 lo, __m256 *ds)
 {
     const __m256 sign = _mm256_set1_ps(-0.0f);
@@ -40,7 +44,8 @@ static inline __m256 sigmoid(__m256 hi, __m256 lo, __m256 *ds)
     const __m256 e = _mm256_fmadd_ps(e0, _mm256_xor_ps(lo, _mm256_andnot_ps(hi, sign)), e0);
     const __m256 r = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
     *ds = _mm256_mul_ps(_mm256_mul_ps(e, r), r);
-    return _mm256_blendv_ps(_mm256_mul_ps(e, r), r, _mm256_cmp_ps(hi, _mm256_setzero_ps(), _CMP_GE_OQ));
+    return _mm256_blendv_ps(_mm256_mul_ps(e, r), r,
+                            _mm256_cmp_ps(hi, _mm256_setzero_ps(), _CMP_GE_OQ));
 }
 
 /* 0.5 erfc(-x / sqrt 2) with z = hi + lo, and e = exp(-x^2 / 2) = exp(-z^2) (1 -+ ...),
@@ -79,7 +84,8 @@ static inline __m256 gelu_grad(__m256 x, int kind)
         return _mm256_fmadd_ps(xa, _mm256_mul_ps(e, vset(LN_GELU_RSQRT2PI)), h);
     }
     const __m256 x2 = _mm256_mul_ps(xa, xa);
-    const __m256 dw = _mm256_mul_ps(vset(LN_GELU_2C), _mm256_fmadd_ps(vset(3.0 * LN_GELU_K), x2, _mm256_set1_ps(1.0f)));
+    const __m256 dw = _mm256_mul_ps(
+        vset(LN_GELU_2C), _mm256_fmadd_ps(vset(3.0 * LN_GELU_K), x2, _mm256_set1_ps(1.0f)));
     __m256 lo, ds;
     const __m256 hi = arg_w(xa, &lo);
     const __m256 s = sigmoid(hi, lo, &ds);
@@ -88,7 +94,8 @@ static inline __m256 gelu_grad(__m256 x, int kind)
 
 static inline __m256i lane_mask(size_t len)
 {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)len), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)len),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 static void forward_avx2_gelu(const float *x, float *y, size_t n, int kind)
@@ -106,7 +113,8 @@ static void backward_avx2_gelu(const float *dy, const float *x, float *dx, size_
 {
     size_t i = 0;
     for (; i + W <= n; i += W)
-        _mm256_storeu_ps(dx + i, _mm256_mul_ps(_mm256_loadu_ps(dy + i), gelu_grad(_mm256_loadu_ps(x + i), kind)));
+        _mm256_storeu_ps(dx + i, _mm256_mul_ps(_mm256_loadu_ps(dy + i),
+                                               gelu_grad(_mm256_loadu_ps(x + i), kind)));
     if (i < n) {
         const __m256i k = lane_mask(n - i);
         const __m256 g = gelu_grad(_mm256_maskload_ps(x + i, k), kind);

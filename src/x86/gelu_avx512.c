@@ -11,7 +11,10 @@ static inline __m512 vset(double c) { return _mm512_set1_ps((float)c); }
 
 /* max(-20, x) then, for the derivative, min(20, .): this operand order passes NaN on. */
 static inline __m512 clamp_lo(__m512 x) { return _mm512_max_ps(_mm512_set1_ps(-LN_GELU_CLAMP), x); }
-static inline __m512 clamp(__m512 x) { return _mm512_min_ps(_mm512_set1_ps(LN_GELU_CLAMP), clamp_lo(x)); }
+static inline __m512 clamp(__m512 x)
+{
+    return _mm512_min_ps(_mm512_set1_ps(LN_GELU_CLAMP), clamp_lo(x));
+}
 
 static inline __m512 fms(__m512 a, __m512 b, __m512 c) { return _mm512_fmsub_ps(a, b, c); }
 
@@ -26,13 +29,14 @@ static inline __m512 arg_w(__m512 x, __m512 *lo)
     const __m512 t3h = _mm512_mul_ps(c3h, x3h);
     const __m512 t3l = _mm512_fmadd_ps(c3h, x3l, _mm512_fmadd_ps(c3l, x3h, fms(c3h, x3h, t3h)));
     const __m512 hi = _mm512_add_ps(t1h, t3h), bv = _mm512_sub_ps(hi, t1h);
-    const __m512 err = _mm512_add_ps(_mm512_sub_ps(t1h, _mm512_sub_ps(hi, bv)), _mm512_sub_ps(t3h, bv));
+    const __m512 err =
+        _mm512_add_ps(_mm512_sub_ps(t1h, _mm512_sub_ps(hi, bv)), _mm512_sub_ps(t3h, bv));
     *lo = _mm512_add_ps(err, _mm512_add_ps(t1l, t3l));
     return hi;
 }
 
 /* sigmoid(hi + lo) with e = exp(-|w|) <= 1 (gelu.h), e = exp(-|hi|) (1 -+ lo);
-   *ds = sigmoid (1 - sigmoid) = e r^2. */
+ *ds = sigmoid (1 - sigmoid) = e r^2. */
 static inline __m512 sigmoid(__m512 hi, __m512 lo, __m512 *ds)
 {
     const __m512 sign = _mm512_set1_ps(-0.0f);
@@ -40,7 +44,8 @@ static inline __m512 sigmoid(__m512 hi, __m512 lo, __m512 *ds)
     const __m512 e = _mm512_fmadd_ps(e0, _mm512_xor_ps(lo, _mm512_andnot_ps(hi, sign)), e0);
     const __m512 r = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
     *ds = _mm512_mul_ps(_mm512_mul_ps(e, r), r);
-    return _mm512_mask_mov_ps(_mm512_mul_ps(e, r), _mm512_cmp_ps_mask(hi, _mm512_setzero_ps(), _CMP_GE_OQ), r);
+    return _mm512_mask_mov_ps(_mm512_mul_ps(e, r),
+                              _mm512_cmp_ps_mask(hi, _mm512_setzero_ps(), _CMP_GE_OQ), r);
 }
 
 /* 0.5 erfc(-x / sqrt 2) with z = hi + lo, and e = exp(-x^2 / 2) = exp(-z^2) (1 -+ ...),
@@ -79,7 +84,8 @@ static inline __m512 gelu_grad(__m512 x, int kind)
         return _mm512_fmadd_ps(xa, _mm512_mul_ps(e, vset(LN_GELU_RSQRT2PI)), h);
     }
     const __m512 x2 = _mm512_mul_ps(xa, xa);
-    const __m512 dw = _mm512_mul_ps(vset(LN_GELU_2C), _mm512_fmadd_ps(vset(3.0 * LN_GELU_K), x2, _mm512_set1_ps(1.0f)));
+    const __m512 dw = _mm512_mul_ps(
+        vset(LN_GELU_2C), _mm512_fmadd_ps(vset(3.0 * LN_GELU_K), x2, _mm512_set1_ps(1.0f)));
     __m512 lo, ds;
     const __m512 hi = arg_w(xa, &lo);
     const __m512 s = sigmoid(hi, lo, &ds);
@@ -103,7 +109,8 @@ static void backward_avx512_gelu(const float *dy, const float *x, float *dx, siz
 {
     size_t i = 0;
     for (; i + W <= n; i += W)
-        _mm512_storeu_ps(dx + i, _mm512_mul_ps(_mm512_loadu_ps(dy + i), gelu_grad(_mm512_loadu_ps(x + i), kind)));
+        _mm512_storeu_ps(dx + i, _mm512_mul_ps(_mm512_loadu_ps(dy + i),
+                                               gelu_grad(_mm512_loadu_ps(x + i), kind)));
     if (i < n) {
         const __mmask16 k = lane_mask(n - i);
         const __m512 g = gelu_grad(_mm512_maskz_loadu_ps(k, x + i), kind);
