@@ -372,6 +372,43 @@ static void in_place_and_repeatable(void **state)
     }
 }
 
+/* The AVX512_BF16 table (vcvtne2ps2bf16) against the shift-rounding table of the same
+   ISA: identical bits, also where results are float subnormals (which the instruction
+   alone would flush to zero). Only where the CPU reports AVX512_BF16. */
+static void native_matches_shift(void **state)
+{
+    (void)state;
+#if LN_HAVE_EXT_AVX512
+    if (g_k != &ln_bf16_kernels_avx512bf16)
+        skip();
+    tu_rng rng = {31};
+    for (size_t c = 0; c < NCOLS; c++) {
+        const size_t n = k_cols[c], rows = 3, nn = rows * n;
+        uint16_t *x = malloc(nn * 2), *y0 = malloc(nn * 2), *y1 = malloc(nn * 2);
+        float *g = malloc(n * 4), *b = malloc(n * 4);
+        fill_bf16(&rng, x, nn, 0, 1);
+        for (size_t i = 0; i < n; i++) /* tiny gamma: results around 2^-126 */
+            g[i] = (float)ldexp(tu_normal(&rng), -126 - (int)(i % 8)), b[i] = i % 3 ? 0.0f : 1e-39f;
+        const ln_bf16_fwd_args a = {x, n, g, b, y0, n, NULL, NULL, n, 1e-5f};
+        ln_bf16_kernels_avx512.forward(&a, 0, rows);
+        const ln_bf16_fwd_args a1 = {x, n, g, b, y1, n, NULL, NULL, n, 1e-5f};
+        ln_bf16_kernels_avx512bf16.forward(&a1, 0, rows);
+        assert_memory_equal(y0, y1, nn * 2);
+        free(x), free(y0), free(y1), free(g), free(b);
+    }
+#else
+    skip();
+#endif
+}
+
+/* AVX512_BF16 only ever counts on top of usable AVX-512 (it uses ZMM state). */
+static void cpu_extension_consistent(void **state)
+{
+    (void)state;
+    if (ln_cpu_ext_mask() & LN_CPUX_AVX512_BF16)
+        assert_true(ln_cpu_isa_mask() & (1u << LN_ISA_AVX512));
+}
+
 /* n bf16 flush against a PROT_NONE page (tu_guard_alloc counts floats). */
 static uint16_t *guard_u16(tu_guard *gd, size_t n, int at_end)
 {
@@ -435,6 +472,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(nan_rows),
         cmocka_unit_test(backward_matches_oracle),
         cmocka_unit_test(in_place_and_repeatable),
+        cmocka_unit_test(native_matches_shift),
+        cmocka_unit_test(cpu_extension_consistent),
     };
     const struct CMUnitTest guard_tests[] = {cmocka_unit_test(guard_pages)};
     const int rc = guard ? cmocka_run_group_tests(guard_tests, NULL, NULL)
