@@ -68,6 +68,14 @@ const ln_bf16_kernels *ln_bf16_for(int isa)
     if (isa == LN_ISA_AVX512 && (g_ext_mask & LN_CPUX_AVX512_BF16))
         return &ln_bf16_kernels_avx512bf16;
 #endif
+#if LN_HAVE_EXT_NEON
+    if (isa == LN_ISA_NEON && (g_ext_mask & LN_CPUX_NEON_BF16))
+        return &ln_bf16_kernels_neonbf16;
+#endif
+#if LN_HAVE_EXT_SVE
+    if (isa == LN_ISA_SVE && (g_ext_mask & LN_CPUX_SVE_BF16))
+        return &ln_bf16_kernels_svebf16;
+#endif
     return k_bf16[isa];
 }
 

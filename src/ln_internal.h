@@ -193,20 +193,24 @@ extern const ln_bf16_kernels ln_bf16_kernels_avx512bf16; /* vcvtne2ps2bf16 */
 extern const ln_gelu_kernels ln_gelu_kernels_avx512;
 #endif
 #if LN_HAVE_EXT_NEON
-extern const ln_bf16_kernels ln_bf16_kernels_neon;
+extern const ln_bf16_kernels ln_bf16_kernels_neon;     /* integer-shift rounding */
+extern const ln_bf16_kernels ln_bf16_kernels_neonbf16; /* BFCVTN (FEAT_BF16) */
 extern const ln_gelu_kernels ln_gelu_kernels_neon;
 #endif
 #if LN_HAVE_EXT_SVE
-extern const ln_bf16_kernels ln_bf16_kernels_sve;
+extern const ln_bf16_kernels ln_bf16_kernels_sve;     /* integer-shift rounding */
+extern const ln_bf16_kernels ln_bf16_kernels_svebf16; /* BFCVT (FEAT_BF16 with SVE) */
 extern const ln_gelu_kernels ln_gelu_kernels_sve;
 #endif
 
 /* CPU extensions beyond the ISA ids (cpu_features_*.c), detected like the ISAs. */
 #define LN_CPUX_AVX512_BF16 1u /* CPUID.(7,1):EAX[5] with usable AVX-512 */
+#define LN_CPUX_NEON_BF16 2u   /* HWCAP2_BF16 with usable NEON */
+#define LN_CPUX_SVE_BF16 4u    /* HWCAP2_SVEBF16 with usable SVE */
 unsigned ln_cpu_ext_mask(void);
 
 /* The table of `isa` for each feature if compiled in and runnable here, else NULL. On
-   AVX-512 the bf16 table uses the BF16 instructions when the CPU has them. */
+   AVX-512, NEON and SVE the bf16 table uses the BF16 conversion when the CPU has it. */
 const ln_bf16_kernels *ln_bf16_for(int isa);
 const ln_gelu_kernels *ln_gelu_for(int isa);
 

@@ -372,41 +372,73 @@ static void in_place_and_repeatable(void **state)
     }
 }
 
-/* The AVX512_BF16 table (vcvtne2ps2bf16) against the shift-rounding table of the same
-   ISA: identical bits, also where results are float subnormals (which the instruction
-   alone would flush to zero). Only where the CPU reports AVX512_BF16. */
+/* The table of the same ISA that rounds with integer shifts, for a table using the
+   ISA's BF16 conversion instruction; NULL for any other table. */
+static const ln_bf16_kernels *shift_sibling(const ln_bf16_kernels *k)
+{
+#if LN_HAVE_EXT_AVX512
+    if (k == &ln_bf16_kernels_avx512bf16)
+        return &ln_bf16_kernels_avx512;
+#endif
+#if LN_HAVE_EXT_NEON
+    if (k == &ln_bf16_kernels_neonbf16)
+        return &ln_bf16_kernels_neon;
+#endif
+#if LN_HAVE_EXT_SVE
+    if (k == &ln_bf16_kernels_svebf16)
+        return &ln_bf16_kernels_sve;
+#endif
+    (void)k;
+    return NULL;
+}
+
+/* A table using the BF16 conversion instruction (vcvtne2ps2bf16, BFCVTN, BFCVT) against
+   the shift-rounding table of its ISA: identical bits, also for NaN and for results that
+   are float subnormals (which vcvtne2ps2bf16 alone would flush to zero). Runs where the
+   CPU has the extension. */
 static void native_matches_shift(void **state)
 {
     (void)state;
-#if LN_HAVE_EXT_AVX512
-    if (g_k != &ln_bf16_kernels_avx512bf16)
+    const ln_bf16_kernels *sh = shift_sibling(g_k);
+    if (!sh)
         skip();
     tu_rng rng = {31};
     for (size_t c = 0; c < NCOLS; c++) {
         const size_t n = k_cols[c], rows = 3, nn = rows * n;
         uint16_t *x = malloc(nn * 2), *y0 = malloc(nn * 2), *y1 = malloc(nn * 2);
-        float *g = malloc(n * 4), *b = malloc(n * 4);
+        uint16_t *dx0 = malloc(nn * 2), *dx1 = malloc(nn * 2);
+        float *g = malloc(n * 4), *b = malloc(n * 4), m[3], rs[3];
         fill_bf16(&rng, x, nn, 0, 1);
-        for (size_t i = 0; i < n; i++) /* tiny gamma: results around 2^-126 */
-            g[i] = (float)ldexp(tu_normal(&rng), -126 - (int)(i % 8)), b[i] = i % 3 ? 0.0f : 1e-39f;
-        const ln_bf16_fwd_args a = {x, n, g, b, y0, n, NULL, NULL, n, 1e-5f};
-        ln_bf16_kernels_avx512.forward(&a, 0, rows);
-        const ln_bf16_fwd_args a1 = {x, n, g, b, y1, n, NULL, NULL, n, 1e-5f};
-        ln_bf16_kernels_avx512bf16.forward(&a1, 0, rows);
+        x[nn / 2] = 0x7FA1u;             /* a signalling NaN in the middle row */
+        for (size_t i = 0; i < n; i++) { /* tiny gamma: results around 2^-126 */
+            g[i] = (float)ldexp(tu_normal(&rng), -126 - (int)(i % 8));
+            b[i] = i % 3 ? 0.0f : 1e-39f;
+        }
+        const ln_bf16_fwd_args a0 = {x, n, g, b, y0, n, m, rs, n, 1e-5f};
+        const ln_bf16_fwd_args a1 = {x, n, g, b, y1, n, m, rs, n, 1e-5f};
+        sh->forward(&a0, 0, rows);
+        g_k->forward(&a1, 0, rows);
         assert_memory_equal(y0, y1, nn * 2);
-        free(x), free(y0), free(y1), free(g), free(b);
+        const ln_bf16_bwd_args b0 = {x, n, x, n, g, m, rs, dx0, n, n};
+        const ln_bf16_bwd_args b1 = {x, n, x, n, g, m, rs, dx1, n, n};
+        sh->backward(&b0, 0, rows, NULL, NULL);
+        g_k->backward(&b1, 0, rows, NULL, NULL);
+        assert_memory_equal(dx0, dx1, nn * 2);
+        free(x), free(y0), free(y1), free(dx0), free(dx1), free(g), free(b);
     }
-#else
-    skip();
-#endif
 }
 
-/* AVX512_BF16 only ever counts on top of usable AVX-512 (it uses ZMM state). */
+/* A BF16 extension only ever counts on top of its usable ISA. */
 static void cpu_extension_consistent(void **state)
 {
     (void)state;
-    if (ln_cpu_ext_mask() & LN_CPUX_AVX512_BF16)
-        assert_true(ln_cpu_isa_mask() & (1u << LN_ISA_AVX512));
+    const unsigned ext = ln_cpu_ext_mask(), isa = ln_cpu_isa_mask();
+    if (ext & LN_CPUX_AVX512_BF16)
+        assert_true(isa & (1u << LN_ISA_AVX512));
+    if (ext & LN_CPUX_NEON_BF16)
+        assert_true(isa & (1u << LN_ISA_NEON));
+    if (ext & LN_CPUX_SVE_BF16)
+        assert_true(isa & (1u << LN_ISA_SVE));
 }
 
 /* n bf16 flush against a PROT_NONE page (tu_guard_alloc counts floats). */
@@ -448,19 +480,21 @@ int main(int argc, char **argv)
 {
     const int isa = argc > 1 ? tu_isa_from_name(argv[1]) : LN_ISA_SCALAR;
     g_k = ln_bf16_for(isa);
-    /* Options after the ISA: "shift" forces AVX-512's integer-shift rounding table even
-       on a BF16 CPU; "guard" runs only the guard-page test (emulators may mis-fault). */
-    int guard = 0;
+    /* Options after the ISA: "shift" forces the integer-shift rounding table even on a
+       CPU with the BF16 conversion; "guard" runs only the guard-page test (emulators may
+       mis-fault). */
+    int guard = 0, shift = 0;
     for (int i = 2; i < argc; i++) {
         guard |= strcmp(argv[i], "guard") == 0;
-#if LN_HAVE_EXT_AVX512
-        if (strcmp(argv[i], "shift") == 0 && isa == LN_ISA_AVX512 && g_k)
-            g_k = &ln_bf16_kernels_avx512;
-#endif
+        shift |= strcmp(argv[i], "shift") == 0;
     }
     if (!g_k) {
         printf("skip: bf16 kernel for %s not compiled in or not runnable here\n",
                argc > 1 ? argv[1] : "?");
+        return TU_SKIP;
+    }
+    if (shift && !(g_k = shift_sibling(g_k))) {
+        printf("skip: no BF16 conversion instruction here, the shift table is the ISA's own\n");
         return TU_SKIP;
     }
     printf("bf16 kernel: %s\n", g_k->name);

@@ -45,7 +45,7 @@ static inline uint32x4_t lane_mask(size_t len)
 }
 
 /* Round to nearest even on the bits, NaN made quiet: the lane form of ln_f32_to_bf16. */
-static inline uint16x4_t narrow(float32x4_t v)
+static inline uint16x4_t narrow_shift(float32x4_t v)
 {
     const uint32x4_t u = vreinterpretq_u32_f32(v), hi = vshrq_n_u32(u, 16);
     const uint32x4_t lsb = vandq_u32(hi, vdupq_n_u32(1));
@@ -54,14 +54,30 @@ static inline uint16x4_t narrow(float32x4_t v)
     return vmovn_u32(vbslq_u32(nan, vorrq_u32(hi, vdupq_n_u32(0x40)), rne));
 }
 
-static inline void store_n(uint16_t *p, float32x4_t v, size_t len)
+/* BFCVTN (FEAT_BF16): the same rounding in one instruction (with Linux's FPCR: nearest
+   even, subnormals kept, NaN quieted keeping its top bits). Inline asm, so the file needs
+   no +bf16 flag that would let the compiler use BF16 elsewhere; only the table chosen by
+   HWCAP2_BF16 reaches it. */
+static inline uint16x4_t narrow_bfcvt(float32x4_t v)
+{
+    uint16x4_t r;
+    __asm__(".arch_extension bf16\n\tbfcvtn %0.4h, %1.4s" : "=w"(r) : "w"(v));
+    return r;
+}
+
+static inline uint16x4_t narrow(float32x4_t v, int native)
+{
+    return native ? narrow_bfcvt(v) : narrow_shift(v);
+}
+
+static inline void store_n(uint16_t *p, float32x4_t v, size_t len, int native)
 {
     if (len >= W) {
-        vst1_u16(p, narrow(v));
+        vst1_u16(p, narrow(v, native));
         return;
     }
     uint16_t b[W];
-    vst1_u16(b, narrow(v));
+    vst1_u16(b, narrow(v, native));
     memcpy(p, b, len * sizeof *p);
 }
 
@@ -114,7 +130,9 @@ static void row_stats(const uint16_t *x, size_t n, const plan *p, float *mean, f
     *m2 = vgetq_lane_f32(s[0], 0);
 }
 
-static void forward_neon_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+#define LN_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+LN_ALWAYS_INLINE void forward_rows(const ln_bf16_fwd_args *a, size_t r0, size_t r1, int native)
 {
     const size_t n = a->cols;
     plan p;
@@ -131,7 +149,7 @@ static void forward_neon_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
             const size_t len = n - i;
             const float32x4_t sc = a->gamma ? vmulq_f32(loadf(a->gamma + i, len, 0.0f), vr) : vr;
             const float32x4_t b = loadf(a->beta ? a->beta + i : NULL, len, 0.0f);
-            store_n(y + i, vfmaq_f32(b, vsubq_f32(load_n(x + i, len), vm), sc), len);
+            store_n(y + i, vfmaq_f32(b, vsubq_f32(load_n(x + i, len), vm), sc), len, native);
         }
         if (a->mean)
             a->mean[r] = mean;
@@ -160,7 +178,8 @@ static inline void add_part(float *p, float32x4_t v, size_t len)
 
 /* One row: pass 1 sums g and g*xhat and adds this row's dy*xhat, dy to the partials
    (dy is read before dx, which may be dy, is written); pass 2 writes dx. */
-static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, float *dbeta)
+LN_ALWAYS_INLINE void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, float *dbeta,
+                                   int native)
 {
     const size_t n = a->cols;
     const uint16_t *dy = a->dy + r * a->lddy, *x = a->x + r * a->ldx;
@@ -188,14 +207,40 @@ static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, flo
         const float32x4_t d = load_n(dy + i, len),
                           xh = vmulq_f32(vsubq_f32(load_n(x + i, len), vm), vr);
         const float32x4_t g = a->gamma ? vmulq_f32(d, loadf(a->gamma + i, len, 0.0f)) : d;
-        store_n(dx + i, vmulq_f32(vr, vfmsq_f32(vsubq_f32(g, mg), xh, mgx)), len);
+        store_n(dx + i, vmulq_f32(vr, vfmsq_f32(vsubq_f32(g, mg), xh, mgx)), len, native);
     }
 }
 
-static void backward_neon_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
-                               float *dbeta)
+static void forward_neon_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
-    ln_bf16_backward_rows(a, r0, r1, dgamma, dbeta, backward_row);
+    forward_rows(a, r0, r1, 0);
+}
+
+static void forward_neonbf16_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+{
+    forward_rows(a, r0, r1, 1);
+}
+
+static void row_shift(const ln_bf16_bwd_args *a, size_t r, float *dg, float *db)
+{
+    backward_row(a, r, dg, db, 0);
+}
+
+static void row_native(const ln_bf16_bwd_args *a, size_t r, float *dg, float *db)
+{
+    backward_row(a, r, dg, db, 1);
+}
+
+static void backward_neon_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                               float *db)
+{
+    ln_bf16_backward_rows(a, r0, r1, dg, db, row_shift);
+}
+
+static void backward_neonbf16_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                                   float *db)
+{
+    ln_bf16_backward_rows(a, r0, r1, dg, db, row_native);
 }
 
 const ln_bf16_kernels ln_bf16_kernels_neon = {
@@ -203,4 +248,11 @@ const ln_bf16_kernels ln_bf16_kernels_neon = {
     .name = "neon",
     .forward = forward_neon_bf16,
     .backward = backward_neon_bf16,
+};
+
+const ln_bf16_kernels ln_bf16_kernels_neonbf16 = {
+    .isa = LN_ISA_NEON,
+    .name = "neonbf16",
+    .forward = forward_neonbf16_bf16,
+    .backward = backward_neonbf16_bf16,
 };

@@ -22,15 +22,23 @@ static inline svfloat32_t loadf(svbool_t pg, const float *p, float fill)
 }
 
 /* Round to nearest even on the bits, NaN made quiet, then a truncating 16-bit store of
-   the active lanes: the lane form of ln_f32_to_bf16. */
-static inline void store_bf(svbool_t pg, uint16_t *p, svfloat32_t v)
+   the active lanes: the lane form of ln_f32_to_bf16. native: BFCVT (FEAT_BF16 for SVE)
+   does the same rounding into the low half of each 32-bit lane (Linux's FPCR: nearest
+   even, subnormals kept, NaN quieted keeping its top bits); inline asm, so the file needs
+   no +bf16 flag, and only the table chosen by HWCAP2_SVEBF16 reaches it. */
+static inline void store_bf(svbool_t pg, uint16_t *p, svfloat32_t v, int native)
 {
-    const svuint32_t u = svreinterpret_u32_f32(v), hi = svlsr_n_u32_x(pg, u, 16);
-    const svuint32_t lsb = svand_n_u32_x(pg, hi, 1);
-    const svuint32_t rne =
-        svlsr_n_u32_x(pg, svadd_u32_x(pg, svadd_n_u32_x(pg, u, 0x7FFF), lsb), 16);
-    const svbool_t nan = svcmpuo_f32(pg, v, v);
-    svst1h_u32(pg, p, svsel_u32(nan, svorr_n_u32_x(pg, hi, 0x40), rne));
+    svuint32_t r = svdup_n_u32(0);
+    if (native) {
+        __asm__(".arch_extension bf16\n\tbfcvt %0.h, %1/m, %2.s" : "+w"(r) : "Upl"(pg), "w"(v));
+    } else {
+        const svuint32_t u = svreinterpret_u32_f32(v), hi = svlsr_n_u32_x(pg, u, 16);
+        const svuint32_t lsb = svand_n_u32_x(pg, hi, 1);
+        const svuint32_t rne =
+            svlsr_n_u32_x(pg, svadd_u32_x(pg, svadd_n_u32_x(pg, u, 0x7FFF), lsb), 16);
+        r = svsel_u32(svcmpuo_f32(pg, v, v), svorr_n_u32_x(pg, hi, 0x40), rne);
+    }
+    svst1h_u32(pg, p, r);
 }
 
 /* One Welford update of the active lanes; inactive lanes keep their state (merging). */
@@ -82,7 +90,9 @@ static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
     *m2 = fs[0];
 }
 
-static void forward_sve_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+#define LN_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+LN_ALWAYS_INLINE void forward_rows(const ln_bf16_fwd_args *a, size_t r0, size_t r1, int native)
 {
     const size_t n = a->cols, w = svcntw();
     for (size_t r = r0; r < r1; r++) {
@@ -98,7 +108,8 @@ static void forward_sve_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
             const svfloat32_t sc =
                 a->gamma ? svmul_f32_x(pg, loadf(pg, a->gamma + i, 0.0f), vr) : vr;
             const svfloat32_t b = loadf(pg, a->beta ? a->beta + i : NULL, 0.0f);
-            store_bf(pg, y + i, svmla_f32_x(pg, b, svsub_f32_x(pg, load_bf(pg, x + i), vm), sc));
+            store_bf(pg, y + i, svmla_f32_x(pg, b, svsub_f32_x(pg, load_bf(pg, x + i), vm), sc),
+                     native);
         }
         if (a->mean)
             a->mean[r] = mean;
@@ -111,7 +122,8 @@ static void forward_sve_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
    (dy is read before dx, which may be dy, is written); pass 2 writes dx. Sums use
    merging predication, so inactive lanes add nothing; svaddv's order is fixed by the
    hardware for a given vector length. */
-static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, float *dbeta)
+LN_ALWAYS_INLINE void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, float *dbeta,
+                                   int native)
 {
     const size_t n = a->cols, w = svcntw();
     const uint16_t *dy = a->dy + r * a->lddy, *x = a->x + r * a->ldx;
@@ -140,14 +152,40 @@ static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, flo
         const svfloat32_t d = load_bf(pg, dy + i);
         const svfloat32_t xh = svmul_f32_x(pg, svsub_f32_x(pg, load_bf(pg, x + i), vm), vr);
         const svfloat32_t g = a->gamma ? svmul_f32_x(pg, d, loadf(pg, a->gamma + i, 0.0f)) : d;
-        store_bf(pg, dx + i, svmul_f32_x(pg, vr, svmls_f32_x(pg, svsub_f32_x(pg, g, mg), xh, mgx)));
+        store_bf(pg, dx + i, svmul_f32_x(pg, vr, svmls_f32_x(pg, svsub_f32_x(pg, g, mg), xh, mgx)),
+                 native);
     }
 }
 
-static void backward_sve_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
-                              float *dbeta)
+static void forward_sve_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
-    ln_bf16_backward_rows(a, r0, r1, dgamma, dbeta, backward_row);
+    forward_rows(a, r0, r1, 0);
+}
+
+static void forward_svebf16_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+{
+    forward_rows(a, r0, r1, 1);
+}
+
+static void row_shift(const ln_bf16_bwd_args *a, size_t r, float *dg, float *db)
+{
+    backward_row(a, r, dg, db, 0);
+}
+
+static void row_native(const ln_bf16_bwd_args *a, size_t r, float *dg, float *db)
+{
+    backward_row(a, r, dg, db, 1);
+}
+
+static void backward_sve_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
+{
+    ln_bf16_backward_rows(a, r0, r1, dg, db, row_shift);
+}
+
+static void backward_svebf16_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                                  float *db)
+{
+    ln_bf16_backward_rows(a, r0, r1, dg, db, row_native);
 }
 
 const ln_bf16_kernels ln_bf16_kernels_sve = {
@@ -155,4 +193,11 @@ const ln_bf16_kernels ln_bf16_kernels_sve = {
     .name = "sve",
     .forward = forward_sve_bf16,
     .backward = backward_sve_bf16,
+};
+
+const ln_bf16_kernels ln_bf16_kernels_svebf16 = {
+    .isa = LN_ISA_SVE,
+    .name = "svebf16",
+    .forward = forward_svebf16_bf16,
+    .backward = backward_svebf16_bf16,
 };
