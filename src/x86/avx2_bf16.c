@@ -1,4 +1,5 @@
 /* avx2_bf16.c - bf16 LayerNorm with AVX2+FMA: float32 Welford on widened lanes, RNE stores. */
+#include <float.h>
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -32,17 +33,33 @@ static inline __m256i lane_mask(size_t len)
                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* Round to nearest even on the bits, NaN made quiet: the lane form of ln_f32_to_bf16. */
-static inline __m128i narrow(__m256 v)
+/* Round to nearest even on the bits, NaN made quiet: the lane form of ln_f32_to_bf16,
+   bf16 in the low half of each 32-bit lane. nan_free: the caller knows no lane is NaN,
+   which saves the compare and blend (a NaN would carry into the exponent instead). */
+static inline __m256i round_bits(__m256 v, int nan_free)
 {
     const __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
     const __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
     const __m256i rne = _mm256_srli_epi32(
         _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), lsb), 16);
+    if (nan_free)
+        return rne;
     const __m256i qnan = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
-    const __m256i r =
-        _mm256_blendv_epi8(rne, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+    return _mm256_blendv_epi8(rne, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
+static inline __m128i narrow(__m256 v)
+{
+    const __m256i r = round_bits(v, 0);
     return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
+/* 16 results in one store: packus interleaves the 128-bit halves, the permute restores
+   element order. */
+static inline void store16(uint16_t *p, __m256 v0, __m256 v1, int nan_free)
+{
+    const __m256i r = _mm256_packus_epi32(round_bits(v0, nan_free), round_bits(v1, nan_free));
+    _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(r, 0xD8));
 }
 
 static inline void store_part(uint16_t *p, __m256 v, size_t len)
@@ -125,11 +142,49 @@ static inline __m256 apply(__m256 v, __m256 vm, __m256 vr, const ln_bf16_fwd_arg
                            loadf(a->beta ? a->beta + i : NULL, len, 0.0f));
 }
 
+/* The full vectors of a row, 16 at a time, with gamma/beta presence fixed per loop
+   (hg, hb are constants after inlining) so the loop tests nothing but its bound. */
+static inline __attribute__((always_inline)) size_t apply_row(const uint16_t *x, const float *g,
+                                                              const float *b, uint16_t *y, size_t n,
+                                                              __m256 vm, __m256 vr, int hg, int hb,
+                                                              int nan_free)
+{
+    size_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+        __m256 v[2];
+        for (int h = 0; h < 2; h++) {
+            const size_t o = i + (size_t)h * W;
+            const __m256 sc = hg ? _mm256_mul_ps(_mm256_loadu_ps(g + o), vr) : vr;
+            const __m256 c = _mm256_sub_ps(load8(x + o), vm);
+            v[h] = hb ? _mm256_fmadd_ps(c, sc, _mm256_loadu_ps(b + o)) : _mm256_mul_ps(c, sc);
+        }
+        store16(y + i, v[0], v[1], nan_free);
+    }
+    return i;
+}
+
+/* No output can be NaN when the statistics, rstd * max|gamma| and every beta are finite:
+   (x - mean) * scale is then finite or +-Inf (overflow), never 0 * Inf, and adding a
+   finite beta keeps it so. `finite_gmax` is max|gamma| (1 without gamma) if all of gamma
+   and beta are finite, else Inf: computed once per call. */
+static float finite_gmax(const ln_bf16_fwd_args *a)
+{
+    float gmax = a->gamma ? 0.0f : 1.0f;
+    for (size_t j = 0; j < a->cols; j++) {
+        const float g = a->gamma ? fabsf(a->gamma[j]) : 0.0f;
+        if (!(g <= FLT_MAX) || (a->beta && !(fabsf(a->beta[j]) <= FLT_MAX)))
+            return INFINITY; /* NaN fails <= too */
+        gmax = g > gmax ? g : gmax;
+    }
+    return gmax;
+}
+
 static void forward_avx2_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     const size_t n = a->cols;
     plan p;
     ln_welford_plan_init(&p, n, NACC, W);
+    const float gmax = finite_gmax(a);
     for (size_t r = r0; r < r1; r++) {
         const uint16_t *x = a->x + r * a->ldx;
         uint16_t *y = a->y + r * a->ldy;
@@ -137,7 +192,21 @@ static void forward_avx2_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
         row_stats(x, n, &p, &mean, &m2);
         const float rstd = 1.0f / sqrtf(m2 / (float)n + a->eps);
         const __m256 vm = _mm256_set1_ps(mean), vr = _mm256_set1_ps(rstd);
-        size_t i = 0;
+        const int nf = isfinite(mean) && isfinite(rstd) && isfinite(rstd * gmax);
+        const float *g = a->gamma, *b = a->beta;
+        size_t i;
+        if (g && b)
+            i = nf ? apply_row(x, g, b, y, n, vm, vr, 1, 1, 1)
+                   : apply_row(x, g, b, y, n, vm, vr, 1, 1, 0);
+        else if (g)
+            i = nf ? apply_row(x, g, b, y, n, vm, vr, 1, 0, 1)
+                   : apply_row(x, g, b, y, n, vm, vr, 1, 0, 0);
+        else if (b)
+            i = nf ? apply_row(x, g, b, y, n, vm, vr, 0, 1, 1)
+                   : apply_row(x, g, b, y, n, vm, vr, 0, 1, 0);
+        else
+            i = nf ? apply_row(x, g, b, y, n, vm, vr, 0, 0, 1)
+                   : apply_row(x, g, b, y, n, vm, vr, 0, 0, 0);
         for (; i + W <= n; i += W)
             _mm_storeu_si128((__m128i *)(y + i), narrow(apply(load8(x + i), vm, vr, a, i, W)));
         if (i < n)
