@@ -235,44 +235,63 @@ static inline void add_part(float *p, __m256 v, size_t len)
     }
 }
 
-/* One row: pass 1 sums g and g*xhat and adds this row's dy*xhat, dy to the partials
-   (dy is read before dx, which may be dy, is written); pass 2 writes dx. */
+/* Pass 1 on the 8 values at i (len of them): the sums of g and g*xhat, and this row's
+   dy*xhat, dy added to the partials. */
+static inline void pass1(const ln_bf16_bwd_args *a, const uint16_t *dy, const uint16_t *x, size_t i,
+                         size_t len, __m256 vm, __m256 vr, __m256 *sg, __m256 *sgx, float *dgamma,
+                         float *dbeta)
+{
+    const __m256 d = len == W ? load8(dy + i) : load_part(dy + i, len);
+    const __m256 xh =
+        _mm256_mul_ps(_mm256_sub_ps(len == W ? load8(x + i) : load_part(x + i, len), vm), vr);
+    const __m256 g = a->gamma ? _mm256_mul_ps(d, loadf(a->gamma + i, len, 0.0f)) : d;
+    *sg = _mm256_add_ps(*sg, g);
+    *sgx = _mm256_fmadd_ps(g, xh, *sgx);
+    if (dgamma)
+        add_part(dgamma + i, _mm256_mul_ps(d, xh), len);
+    if (dbeta)
+        add_part(dbeta + i, d, len);
+}
+
+/* dx at i: rstd (g - mean(g) - xhat mean(g xhat)), len values (all 8 for a full one). */
+static inline __m256 dx8(const ln_bf16_bwd_args *a, const uint16_t *dy, const uint16_t *x, size_t i,
+                         size_t len, __m256 vm, __m256 vr, __m256 mg, __m256 mgx)
+{
+    const __m256 d = len == W ? load8(dy + i) : load_part(dy + i, len);
+    const __m256 xh =
+        _mm256_mul_ps(_mm256_sub_ps(len == W ? load8(x + i) : load_part(x + i, len), vm), vr);
+    const __m256 g = a->gamma ? _mm256_mul_ps(d, loadf(a->gamma + i, len, 0.0f)) : d;
+    return _mm256_mul_ps(vr, _mm256_fnmadd_ps(xh, mgx, _mm256_sub_ps(g, mg)));
+}
+
+/* One row: pass 1 (dy is read before dx, which may be dy, is written), then pass 2 writes
+   dx. Full vectors first, two sum pairs alternating (a fixed order: even vectors into
+   the first pair), 16 dx per store; the tail once, at the end, into the first pair. */
 static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, float *dbeta)
 {
     const size_t n = a->cols;
     const uint16_t *dy = a->dy + r * a->lddy, *x = a->x + r * a->ldx;
     const __m256 vm = _mm256_set1_ps(a->mean[r]), vr = _mm256_set1_ps(a->rstd[r]);
-    __m256 sg = _mm256_setzero_ps(), sgx = _mm256_setzero_ps();
-    for (size_t i = 0; i < n; i += W) {
-        const size_t len = n - i < W ? n - i : W;
-        const __m256 d = len == W ? load8(dy + i) : load_part(dy + i, len);
-        const __m256 xh =
-            _mm256_mul_ps(_mm256_sub_ps(len == W ? load8(x + i) : load_part(x + i, len), vm), vr);
-        const __m256 g = a->gamma ? _mm256_mul_ps(d, loadf(a->gamma + i, len, 0.0f)) : d;
-        sg = _mm256_add_ps(sg, g);
-        sgx = _mm256_fmadd_ps(g, xh, sgx);
-        if (dgamma)
-            add_part(dgamma + i, _mm256_mul_ps(d, xh), len);
-        if (dbeta)
-            add_part(dbeta + i, d, len);
+    __m256 sg[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, sgx[2] = {sg[0], sg[1]};
+    size_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+        pass1(a, dy, x, i, W, vm, vr, &sg[0], &sgx[0], dgamma, dbeta);
+        pass1(a, dy, x, i + W, W, vm, vr, &sg[1], &sgx[1], dgamma, dbeta);
     }
+    for (; i < n; i += W)
+        pass1(a, dy, x, i, n - i < W ? n - i : W, vm, vr, &sg[0], &sgx[0], dgamma, dbeta);
     if (!a->dx)
         return;
     uint16_t *dx = a->dx + r * a->lddx;
-    const __m256 mg = _mm256_set1_ps(hsum(sg) / (float)n),
-                 mgx = _mm256_set1_ps(hsum(sgx) / (float)n);
-    for (size_t i = 0; i < n; i += W) {
-        const size_t len = n - i < W ? n - i : W;
-        const __m256 d = len == W ? load8(dy + i) : load_part(dy + i, len);
-        const __m256 xh =
-            _mm256_mul_ps(_mm256_sub_ps(len == W ? load8(x + i) : load_part(x + i, len), vm), vr);
-        const __m256 g = a->gamma ? _mm256_mul_ps(d, loadf(a->gamma + i, len, 0.0f)) : d;
-        const __m256 v = _mm256_mul_ps(vr, _mm256_fnmadd_ps(xh, mgx, _mm256_sub_ps(g, mg)));
-        if (len == W)
-            _mm_storeu_si128((__m128i *)(dx + i), narrow(v));
-        else
-            store_part(dx + i, v, len);
-    }
+    const __m256 mg = _mm256_set1_ps(hsum(_mm256_add_ps(sg[0], sg[1])) / (float)n);
+    const __m256 mgx = _mm256_set1_ps(hsum(_mm256_add_ps(sgx[0], sgx[1])) / (float)n);
+    for (i = 0; i + 2 * W <= n; i += 2 * W)
+        store16(dx + i, dx8(a, dy, x, i, W, vm, vr, mg, mgx),
+                dx8(a, dy, x, i + W, W, vm, vr, mg, mgx), 0);
+    for (; i + W <= n; i += W)
+        _mm_storeu_si128((__m128i *)(dx + i), narrow(dx8(a, dy, x, i, W, vm, vr, mg, mgx)));
+    if (i < n)
+        store_part(dx + i, dx8(a, dy, x, i, n - i, vm, vr, mg, mgx), n - i);
 }
 
 static void backward_avx2_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
