@@ -27,6 +27,10 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   list(APPEND LN_SOURCES src/cpu_features_x86.c)
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   list(APPEND LN_SOURCES src/cpu_features_arm.c)
+  # Advanced SIMD is the AArch64 baseline: no flag. SVE gets its own; the kernel is
+  # vector-length agnostic, so one build serves 128- to 2048-bit implementations.
+  ln_add_kernel(NEON src/arm/neon.c)
+  ln_add_kernel(SVE src/arm/sve.c -march=armv8.2-a+sve)
 else()
   list(APPEND LN_SOURCES src/cpu_features_none.c)
 endif()
