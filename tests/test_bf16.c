@@ -102,7 +102,7 @@ static void bwd_oracle(const float *dy, const float *x, const float *g, const fl
 
 static const size_t k_cols[] = {1,  2,  3,  7,  8,  15,  16,  17,   31,
                                 32, 33, 63, 64, 65, 100, 768, 1000, 4097};
-#define NCOLS (sizeof k_cols / sizeof k_cols[0])
+static size_t g_ncols = sizeof k_cols / sizeof k_cols[0]; /* LN_TEST_QUICK: 2 fewer */
 
 /* The scalar-path conversion on the awkward bit patterns: ties go to the even neighbour,
    the largest finite float rounds to Inf, NaN stays a quiet NaN, subnormals are kept. */
@@ -167,7 +167,7 @@ static void forward_matches_oracle(void **state)
     static const double offs[][2] = {{0.0, 1.0}, {0.5, 2.0}, {100.0, 1.0}};
     tu_rng rng = {11};
     for (size_t o = 0; o < 3; o++)
-        for (size_t c = 0; c < NCOLS; c++) {
+        for (size_t c = 0; c < g_ncols; c++) {
             const size_t n = k_cols[c], rows = 3;
             uint16_t *x = malloc(rows * n * 2), *y = malloc(rows * n * 2);
             float *g = malloc(n * 4), *b = malloc(n * 4), *yr = malloc(rows * n * 4);
@@ -209,7 +209,7 @@ static void constant_rows(void **state)
     static const float vals[] = {0.0f, 1.0f, -3.5f, 40000.0f, 1e30f};
     static const float epss[] = {1e-5f, 1e-6f, 1e-12f};
     tu_rng rng = {5};
-    for (size_t c = 0; c < NCOLS; c++) {
+    for (size_t c = 0; c < g_ncols; c++) {
         const size_t n = k_cols[c];
         uint16_t *x = malloc(n * 2), *y = malloc(n * 2);
         float *g = malloc(n * 4), *b = malloc(n * 4);
@@ -234,7 +234,7 @@ static void nan_rows(void **state)
     (void)state;
     tu_rng rng = {9};
     static const uint16_t bad[] = {0x7FC0u, 0xFF81u, 0x7F80u, 0xFF80u};
-    for (size_t c = 0; c < NCOLS; c++)
+    for (size_t c = 0; c < g_ncols; c++)
         for (size_t v = 0; v < 4; v++) {
             const size_t n = k_cols[c], rows = 3;
             uint16_t *x = malloc(rows * n * 2), *y = malloc(rows * n * 2),
@@ -279,7 +279,7 @@ static void backward_matches_oracle(void **state)
     static const size_t rows_list[] = {1, 3, 64, 130};
     tu_rng rng = {13};
     for (size_t ri = 0; ri < 4; ri++)
-        for (size_t c = 0; c < NCOLS; c++) {
+        for (size_t c = 0; c < g_ncols; c++) {
             const size_t n = k_cols[c], rows = rows_list[ri], nn = rows * n;
             if (nn > 200000)
                 continue;
@@ -326,7 +326,7 @@ static void in_place_and_repeatable(void **state)
 {
     (void)state;
     tu_rng rng = {17};
-    for (size_t c = 0; c < NCOLS; c++) {
+    for (size_t c = 0; c < g_ncols; c++) {
         const size_t n = k_cols[c], rows = 2, nn = rows * n;
         uint16_t *x = malloc(nn * 2), *y = malloc(nn * 2), *y2 = malloc(nn * 2),
                  *dy = malloc(nn * 2);
@@ -383,7 +383,7 @@ static void native_matches_shift(void **state)
     if (!sh)
         skip();
     tu_rng rng = {31};
-    for (size_t c = 0; c < NCOLS; c++) {
+    for (size_t c = 0; c < g_ncols; c++) {
         const size_t n = k_cols[c], rows = 3, nn = rows * n;
         uint16_t *x = malloc(nn * 2), *y0 = malloc(nn * 2), *y1 = malloc(nn * 2);
         uint16_t *dx0 = malloc(nn * 2), *dx1 = malloc(nn * 2);
@@ -435,7 +435,7 @@ static void guard_pages(void **state)
     (void)state;
     tu_rng rng = {19};
     for (int at_end = 0; at_end < 2; at_end++)
-        for (size_t c = 0; c < NCOLS; c++) {
+        for (size_t c = 0; c < g_ncols; c++) {
             const size_t n = k_cols[c], rows = 2, nn = rows * n;
             tu_guard G[10];
             uint16_t *x = guard_u16(&G[0], nn, at_end), *y = guard_u16(&G[1], nn, at_end);
@@ -463,6 +463,7 @@ int main(int argc, char **argv)
     /* Options after the ISA: "shift" forces the integer-shift rounding table even on a
        CPU with the BF16 conversion; "guard" runs only the guard-page test (emulators may
        mis-fault). */
+    g_ncols -= getenv("LN_TEST_QUICK") ? 2 : 0; /* emulation is 200-850x slower */
     int guard = 0, shift = 0;
     for (int i = 2; i < argc; i++) {
         guard |= strcmp(argv[i], "guard") == 0;
