@@ -98,10 +98,19 @@ static void row_stats(const uint16_t *x, size_t n, const plan *p, float *mean, f
     for (size_t b = 0; b < nblk; b++) {
         /* Every lane of every accumulator has seen b+1 values: one broadcast reciprocal. */
         const __m256 inv = _mm256_set1_ps(1.0f / (float)(b + 1));
+        /* Widening by interleaving with zero words puts each bf16 in the high half of a
+           32-bit lane in one instruction; the lanes get the 32 values in a permuted but
+           fixed order, which a full block may do: every lane counts b + 1 either way. */
+        __m256 v[NACC];
+        for (int h = 0; h < NACC / 2; h++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x + (b * NACC + 2 * h) * W));
+            v[2 * h] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(_mm256_setzero_si256(), q));
+            v[2 * h + 1] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(_mm256_setzero_si256(), q));
+        }
         for (int j = 0; j < NACC; j++) {
-            const __m256 v = load8(x + (b * NACC + j) * W), d = _mm256_sub_ps(v, m[j]);
+            const __m256 d = _mm256_sub_ps(v[j], m[j]);
             m[j] = _mm256_fmadd_ps(d, inv, m[j]);
-            s[j] = _mm256_fmadd_ps(d, _mm256_sub_ps(v, m[j]), s[j]);
+            s[j] = _mm256_fmadd_ps(d, _mm256_sub_ps(v[j], m[j]), s[j]);
         }
     }
     /* The last < 32 values: accumulator j takes the j-th group of 8; lanes past the row
