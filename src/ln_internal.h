@@ -3,6 +3,7 @@
 #define LN_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "layernorm.h"
 #include "ln_config.h"
@@ -104,6 +105,7 @@ const ln_kernels *ln_active(void);
 typedef struct ln_view {
     const void *p;
     size_t rows, bytes, stride;
+    uintptr_t lo, hi; /* the hull [lo, hi) of the bytes it spans; empty when p is NULL */
 } ln_view;
 ln_view ln_view_of(const void *p, size_t rows, size_t cols, size_t ld, size_t elem);
 /* cols > 0, ld >= cols, and the bytes spanned fit in size_t. */

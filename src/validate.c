@@ -6,7 +6,13 @@
 
 ln_view ln_view_of(const void *p, size_t rows, size_t cols, size_t ld, size_t elem)
 {
-    const ln_view v = {p, rows, cols * elem, ld * elem};
+    ln_view v = {p, rows, cols * elem, ld * elem, 0, 0};
+    /* The hull once per view: a call checks each view against several others. An absent
+       or empty view keeps the empty hull [0, 0), which overlaps nothing. */
+    if (p && rows && cols) {
+        v.lo = (uintptr_t)p;
+        v.hi = v.lo + (rows - 1) * v.stride + v.bytes;
+    }
     return v;
 }
 
@@ -14,27 +20,28 @@ int ln_shape_ok(size_t rows, size_t cols, size_t ld, size_t elem)
 {
     if (rows == 0 || cols == 0 || ld < cols || elem == 0)
         return 0;
-    /* (rows - 1) * ld + cols elements, times elem bytes, must fit in size_t. */
-    const size_t max_elems = SIZE_MAX / elem;
-    return cols <= max_elems && rows - 1 <= (max_elems - cols) / ld;
+    /* ((rows - 1) * ld + cols) * elem bytes must fit in size_t; checked multiplies rather
+       than divisions, since every public call comes through here. */
+    size_t span;
+    return !__builtin_mul_overflow(rows - 1, ld, &span) &&
+           !__builtin_add_overflow(span, cols, &span) &&
+           !__builtin_mul_overflow(span, elem, &span);
 }
 
-/* Rows of each view are disjoint and ascending (stride >= bytes), so one merge-like sweep
-   over both finds any pair of rows sharing a byte: O(rows), and only when the views'
-   hulls overlap, which valid calls reach only for interleaved views of one buffer. */
+/* Rows of each view are disjoint and ascending (stride >= bytes). Disjoint hulls settle
+   almost every pair; when hulls meet and both views are solid (one row, or rows without
+   gaps) they overlap; otherwise one merge-like sweep over both views' rows decides, in
+   O(rows): valid calls reach it only for interleaved views of one buffer. */
 int ln_views_overlap(ln_view a, ln_view b)
 {
-    if (!a.p || !b.p || !a.rows || !b.rows || !a.bytes || !b.bytes)
+    if (a.hi <= b.lo || b.hi <= a.lo)
         return 0;
-    const uintptr_t pa = (uintptr_t)a.p, pb = (uintptr_t)b.p;
-    const uintptr_t ea = pa + (a.rows - 1) * a.stride + a.bytes;
-    const uintptr_t eb = pb + (b.rows - 1) * b.stride + b.bytes;
-    if (ea <= pb || eb <= pa)
-        return 0;
+    if ((a.rows == 1 || a.stride == a.bytes) && (b.rows == 1 || b.stride == b.bytes))
+        return 1;
     size_t i = 0, j = 0;
     while (i < a.rows && j < b.rows) {
-        const uintptr_t a0 = pa + i * a.stride, a1 = a0 + a.bytes;
-        const uintptr_t b0 = pb + j * b.stride, b1 = b0 + b.bytes;
+        const uintptr_t a0 = a.lo + i * a.stride, a1 = a0 + a.bytes;
+        const uintptr_t b0 = b.lo + j * b.stride, b1 = b0 + b.bytes;
         if (a0 < b1 && b0 < a1)
             return 1;
         if (a1 <= b1)
@@ -45,22 +52,30 @@ int ln_views_overlap(ln_view a, ln_view b)
     return 0;
 }
 
-static int same_view(ln_view a, ln_view b)
+static int same_view(const ln_view *a, const ln_view *b)
 {
-    return a.p == b.p && a.rows == b.rows && a.bytes == b.bytes && a.stride == b.stride;
+    return a->p == b->p && a->rows == b->rows && a->bytes == b->bytes && a->stride == b->stride;
 }
 
+static int hulls_meet(const ln_view *a, const ln_view *b) { return a->lo < b->hi && b->lo < a->hi; }
+
+/* Called on every public call: absent operands and disjoint hulls are dismissed inline,
+   and only a pair whose hulls meet pays for the exact test. */
 int ln_any_alias(const ln_view *out, int nout, const ln_view *in, int nin,
                  unsigned long long allowed)
 {
     for (int o = 0; o < nout; o++) {
+        if (out[o].hi == 0)
+            continue;
         for (int i = 0; i < nin; i++) {
-            const int exempt = ((allowed >> LN_ALLOW_BIT(o, i)) & 1u) && same_view(out[o], in[i]);
+            if (!hulls_meet(&out[o], &in[i]))
+                continue;
+            const int exempt = ((allowed >> LN_ALLOW_BIT(o, i)) & 1u) && same_view(&out[o], &in[i]);
             if (!exempt && ln_views_overlap(out[o], in[i]))
                 return 1;
         }
         for (int p = o + 1; p < nout; p++)
-            if (ln_views_overlap(out[o], out[p]))
+            if (hulls_meet(&out[o], &out[p]) && ln_views_overlap(out[o], out[p]))
                 return 1;
     }
     return 0;
