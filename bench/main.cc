@@ -50,6 +50,7 @@ int main(int argc, char **argv)
 
     lnb::note("cpu_model", cpu_model());
     ln_bench_cases_layernorm();
+    ln_bench_cases_bf16_gelu();
 #ifdef LN_BENCH_ONEDNN
     ln_bench_cases_onednn();
 #else
