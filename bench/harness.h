@@ -56,6 +56,7 @@ struct Case {
     bool needs_stats;     // fill mean/rstd from x before make() (backward inputs)
     std::vector<Regime> regimes;
     bool checked = true;  // outputs held to the op's check (a stream is no LayerNorm)
+    bool wall_clock = false; // several threads: time the wall, not this thread's CPU
 };
 
 // Returns "" when a case's outputs after one call are right, else what is wrong.
@@ -94,6 +95,8 @@ void fill_uniform(float *p, size_t n, float lo, float hi, unsigned seed);
 // Registration entry points of the case files (cases_*.cc).
 void ln_bench_cases_layernorm();
 void ln_bench_cases_onednn();
+void ln_bench_cases_ext();
+void ln_bench_cases_threads();
 void ln_bench_cases_bf16_gelu(); // bf16 LayerNorm and GELU (issue 10)
 
 #endif // LN_BENCH_HARNESS_H

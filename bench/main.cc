@@ -24,7 +24,7 @@ std::string cpu_model()
 
 } // namespace
 
-// Own flag: --ln_sweep=quick|full|smoke (default quick). Everything else goes to Google Benchmark.
+// Own flag: --ln_sweep=quick|full|smoke|ext (default quick; ext: the 1.1 entry points). Everything else goes to Google Benchmark.
 int main(int argc, char **argv)
 {
     std::string sweep = "quick";
@@ -39,8 +39,8 @@ int main(int argc, char **argv)
             explicit_reps = true;
         rest.push_back(argv[i]);
     }
-    if (sweep != "quick" && sweep != "full" && sweep != "smoke") {
-        std::fprintf(stderr, "ln_bench: --ln_sweep must be quick, full or smoke\n");
+    if (sweep != "quick" && sweep != "full" && sweep != "smoke" && sweep != "ext") {
+        std::fprintf(stderr, "ln_bench: --ln_sweep must be quick, full, smoke or ext\n");
         return 2;
     }
     int n = static_cast<int>(rest.size());
@@ -50,6 +50,9 @@ int main(int argc, char **argv)
 
     lnb::note("cpu_model", cpu_model());
     ln_bench_cases_layernorm();
+    if (sweep == "full" || sweep == "ext")
+        ln_bench_cases_ext();
+    ln_bench_cases_threads();
     ln_bench_cases_bf16_gelu();
 #ifdef LN_BENCH_ONEDNN
     ln_bench_cases_onednn();

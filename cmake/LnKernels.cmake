@@ -2,6 +2,8 @@
 # own ISA flags (and only it), so nothing else can emit instructions the CPU may lack.
 include(CheckCSourceCompiles)
 
+option(LN_EMULATE_AVX512 "Test builds only: run the AVX-512 kernel on any x86-64 CPU" OFF)
+set(LN_EMULATED_AVX512 0)
 set(LN_SOURCES src/api.c src/dispatch.c src/run.c src/scalar.c src/validate.c)
 foreach(_isa AVX2 AVX512 NEON SVE)
   set(LN_HAVE_${_isa} 0)
@@ -26,7 +28,17 @@ endfunction()
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   list(APPEND LN_SOURCES src/cpu_features_x86.c)
   ln_add_kernel(AVX2 src/x86/avx2.c -mavx2 -mfma)
-  ln_add_kernel(AVX512 src/x86/avx512.c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma)
+  if(LN_EMULATE_AVX512)
+    # Test builds only: the real kernel source over scalar stand-ins for its intrinsics
+    # (tests/emu/immintrin.h), reported available on any x86-64 CPU.
+    set_source_files_properties(src/x86/avx512.c PROPERTIES
+      COMPILE_OPTIONS "-I${PROJECT_SOURCE_DIR}/tests/emu;-fno-lto")
+    list(APPEND LN_SOURCES src/x86/avx512.c)
+    set(LN_HAVE_AVX512 1)
+    set(LN_EMULATED_AVX512 1)
+  else()
+    ln_add_kernel(AVX512 src/x86/avx512.c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma)
+  endif()
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   list(APPEND LN_SOURCES src/cpu_features_arm.c)
   # Advanced SIMD is the AArch64 baseline: no flag. SVE gets its own; the kernel is

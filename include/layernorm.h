@@ -30,9 +30,9 @@
 #include <stdint.h>
 
 #define LN_VERSION_MAJOR 1
-#define LN_VERSION_MINOR 1
+#define LN_VERSION_MINOR 2
 #define LN_VERSION_PATCH 0
-#define LN_VERSION_STRING "1.1.0"
+#define LN_VERSION_STRING "1.2.0"
 
 #if defined(_WIN32)
 #define LN_API
@@ -164,6 +164,32 @@ LN_API int ln_get_isa(void);
 LN_API int ln_set_max_isa(int isa);
 LN_API int ln_isa_available(int isa); /* 1 if compiled in and runnable here, else 0 */
 LN_API const char *ln_isa_name(int isa); /* "scalar", "avx2", ...; "unknown" */
+
+/*
+ * Threads (since 1.2). Default 1: the library starts no thread unless asked, since FFI
+ * hosts usually own their threads. ln_set_num_threads(n) sets the most threads a call
+ * may use from then on, for the whole process; n < 1 means 1, n > 256 means 256; it
+ * returns LN_OK. The environment variable LN_NUM_THREADS (a decimal integer, read once at
+ * first use, clamped the same way; anything else is ignored) sets the starting value.
+ * ln_get_num_threads() returns the setting.
+ *
+ * Rows are split among OpenMP threads (libgomp in gcc builds) in fixed blocks. y, mean,
+ * rstd, dx, dgamma and dbeta are bitwise identical for every thread count (per ISA). A
+ * call uses at most one thread per 32768 (forward) or 65536 (backward) elements of
+ * rows * cols, and backward at most one per 64-row block, so small calls never start
+ * threads. Called from inside an OpenMP parallel region, a call runs on the calling
+ * thread (unless the host enabled nested parallelism). With threads, backward keeps the
+ * dgamma/dbeta partials of every 64-row block (rows * cols / 8 bytes); if that cannot be
+ * allocated it runs on one thread instead, with the same result. Threads pay off on idle
+ * cores: on a loaded machine a call waits until the OS runs all of its threads.
+ *
+ * fork: OpenMP's threads do not survive fork() (libgomp would hang the child). In a
+ * child forked after this process's threads have started, every call runs on the
+ * calling thread (same results, never a hang), whatever the setting; a child forked
+ * before that may still use threads.
+ */
+LN_API int ln_set_num_threads(int n);
+LN_API int ln_get_num_threads(void);
 
 /* The loaded library's version, major*10000 + minor*100 + patch, and as a string:
    compare with LN_VERSION_* to detect a header/library mismatch. */

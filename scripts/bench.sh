@@ -4,6 +4,8 @@
 # Usage: scripts/bench.sh [--full] [--publish] [-DCMAKE_VAR=VALUE ...] [-- ln_bench flags]
 #   (default)   quick sweep, about 2 minutes on 2 cores: every cols hot, 5 cols cold
 #   --full      every cols in both regimes, more repetitions (about 10-15 minutes)
+#   --ext       the 1.1 entry points (RMSNorm, fused residual add, strided rows) beside the
+#               plain API at 768, 1600, 4096 and 12288 columns; results in out/bench-ext/
 #   --publish   also copy the table and plot to docs/bench/ and refresh the README's table
 #   -D...       passed to CMake (own build dir), e.g. -DCMAKE_DISABLE_FIND_PACKAGE_dnnl=ON
 #   -- ...      passed to ln_bench, e.g. -- --benchmark_filter=fwd/hot/
@@ -15,6 +17,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --full) sweep=full ;;
     --quick) sweep=quick ;;
+    --ext) sweep=ext ;;
     --publish) publish=1 ;;
     -D*) cmake_args+=("$1") ;;
     --) shift; bench_args=("$@"); break ;;
@@ -34,6 +37,7 @@ if [ ${#cmake_args[@]} -gt 0 ]; then
   rm -f "$build/CMakeCache.txt"
 fi
 out=$root/out/bench
+[ "$sweep" != ext ] || out=$root/out/bench-ext
 mkdir -p "$out" "$build"
 echo "bench: building Release in $build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLN_BUILD_BENCH=ON \

@@ -12,7 +12,7 @@ LN_API int ln_forward_ex_f32(const float *x, size_t ldx, const float *gamma, con
     const int st = ln_check_forward(&a, rows, LN_FLAG_RMS_NORM);
     if (st != LN_OK)
         return st;
-    ln_active()->forward(&a, 0, rows);
+    ln_forward_run(ln_active(), &a, rows);
     return LN_OK;
 }
 
@@ -36,7 +36,7 @@ LN_API int ln_add_forward_f32(const float *x, const float *residual, const float
     const int st = ln_check_forward(&a, rows, LN_FLAG_RMS_NORM);
     if (st != LN_OK)
         return st;
-    ln_active()->forward(&a, 0, rows);
+    ln_forward_run(ln_active(), &a, rows);
     return LN_OK;
 }
 

@@ -127,6 +127,9 @@ int ln_check_backward(const ln_bwd_args *a, const float *dgamma, const float *db
 int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
                     float *dgamma, float *dbeta);
 
+/* Runs a validated forward over all rows, on threads when the setting and size call for it. */
+void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows);
+
 /* ---- Issue 10: bf16 LayerNorm and GELU (LAYERNORM_1.3) ------------------------------
  * The ISA still comes from the one active table (ln_active()->isa); each feature adds a
  * const table per ISA, looked up by that id, so forward/backward/bf16/GELU never mix ISAs

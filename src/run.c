@@ -1,7 +1,16 @@
-/* run.c - drives a kernel over all rows: backward's row blocks and their fixed-order fold. */
+/* run.c - drives a kernel over all rows: threads or not, backward's blocks and their fold. */
 #include <stdlib.h>
 
-#include "ln_internal.h"
+#include "ln_threads.h"
+
+void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
+{
+    const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_FWD, rows);
+    if (t > 1)
+        ln_forward_threads(k, a, rows, t);
+    else
+        k->forward(a, 0, rows);
+}
 
 int ln_backward_blocks(ln_bwd_block_fn block, const void *ctx, size_t rows, size_t n,
                        int accumulate, float *dgamma, float *dbeta)
@@ -50,6 +59,12 @@ static void f32_block(const void *ctx, size_t r0, size_t r1, float *dg, float *d
 int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
                     float *dbeta)
 {
+    /* Threads need every block's partials at once; if that memory cannot be had, the one
+       thread below computes the same bits with one block's worth. */
+    const size_t blocks = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
+    const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_BWD, blocks);
+    if (t > 1 && ln_backward_threads(k, a, rows, dgamma, dbeta, t) == LN_OK)
+        return LN_OK;
     const f32_ctx c = {k, a};
     return ln_backward_blocks(f32_block, &c, rows, a->cols, (a->flags & LN_FLAG_ACCUMULATE) != 0,
                               dgamma, dbeta);

@@ -14,6 +14,7 @@ from .errors import (AliasError, EpsError, FlagsError, IsaError, KindError, Laye
 from .isa import (available_isas, get_isa, isa_available, isa_id, isa_names, max_isa,
                   set_max_isa)
 from .ops import add_forward, backward, forward
+from .threads import get_num_threads, num_threads, set_num_threads
 
 __version__ = _lib.version_string  # the loaded library's version
 library_path = _lib.path
@@ -29,5 +30,5 @@ def library_version():
 __all__ = ["forward", "backward", "add_forward", "has", "get_isa", "set_max_isa", "max_isa",
            "isa_available", "isa_names", "isa_id", "available_isas", "library_version", "library_path",
            "LayerNormError", "NullPointerError", "ShapeError", "EpsError", "AliasError",
-           "IsaError", "OutOfMemoryError", "FlagsError", "KindError",
-           "forward_bf16", "backward_bf16", "to_bf16", "from_bf16", "gelu", "gelu_backward"]
+           "IsaError", "OutOfMemoryError", "FlagsError", "get_num_threads", "set_num_threads",
+           "num_threads", "KindError", "forward_bf16", "backward_bf16", "to_bf16", "from_bf16", "gelu", "gelu_backward"]

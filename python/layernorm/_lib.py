@@ -32,6 +32,8 @@ PROTOTYPES = {
     "ln_forward_ex_f32": (_I, [_P, _Z, _P, _P, _P, _Z, _P, _P, _Z, _Z, _F, _U], 1),
     "ln_backward_ex_f32": (_I, [_P, _Z, _P, _Z, _P, _P, _P, _P, _Z, _P, _P, _Z, _Z, _U], 1),
     "ln_add_forward_f32": (_I, [_P, _P, _P, _P, _P, _P, _P, _P, _Z, _Z, _F, _U], 1),
+    "ln_set_num_threads": (_I, [_I], 2),
+    "ln_get_num_threads": (_I, [], 2),
     "ln_forward_bf16": (_I, [_P, _P, _P, _P, _P, _P, _Z, _Z, _F], 3),
     "ln_backward_bf16": (_I, [_P, _P, _P, _P, _P, _P, _P, _P, _Z, _Z], 3),
     "ln_gelu_forward_f32": (_I, [_P, _P, _Z, _I], 3),

@@ -1,0 +1,242 @@
+/* threads.c - opt-in OpenMP row splitting whose results are bitwise those of one thread. */
+#include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "ln_threads.h"
+
+/* libgomp exits the process when it cannot create a thread, so the team size is capped
+   well below what a 64-bit process can create with default stacks. */
+#define LN_THREADS_CAP 256
+
+/*
+ * libgomp is not built with ThreadSanitizer, so TSan sees none of the happens-before
+ * edges of its fork, barrier and join, and reports the master reading what the team
+ * wrote as races. Under TSan these annotations state exactly those edges and no others;
+ * a race between two threads of one team is still reported. No-ops otherwise.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define LN_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LN_TSAN 1
+#endif
+#endif
+#if defined(LN_TSAN)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define EDGE_FROM(p) __tsan_release(p)
+#define EDGE_TO(p) __tsan_acquire(p)
+#else
+#define EDGE_FROM(p) ((void)(p))
+#define EDGE_TO(p) ((void)(p))
+#endif
+
+/* The sync points of one parallel region, each a distinct address for TSan. */
+typedef struct edges {
+    char fork, barrier, join;
+} edges;
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+atomic_int ln_threads_setting;        /* the setting; 0 until init_once has run */
+static atomic_int g_team_started;     /* this process has entered a parallel region */
+static atomic_int g_no_teams;         /* a forked child of a process with teams, or no guard */
+static _Atomic size_t g_min_override; /* tests: elements per thread, 0: the caller's */
+static atomic_int g_last_team = 1;
+
+static int clamp_threads(long n)
+{
+    return n < 1 ? 1 : n > LN_THREADS_CAP ? LN_THREADS_CAP : (int)n;
+}
+
+/* libgomp is not fork-safe: a child inherits the parent's thread pool without its threads,
+   and its first parallel region waits for them forever (PyTorch #19163). A child of a
+   process whose teams have started therefore runs every call on its own thread. */
+static void child_after_fork(void)
+{
+    if (atomic_load_explicit(&g_team_started, memory_order_relaxed))
+        atomic_store_explicit(&g_no_teams, 1, memory_order_relaxed);
+}
+
+static void init_once(void)
+{
+    int n = 1;
+    const char *env = getenv("LN_NUM_THREADS");
+    if (env && *env) {
+        char *end;
+        const long v = strtol(env, &end, 10);
+        if (*end == '\0')
+            n = clamp_threads(v);
+    }
+    /* Without the fork guard a forked child could hang: then threads are never used. */
+    if (pthread_atfork(NULL, NULL, child_after_fork) != 0)
+        atomic_store(&g_no_teams, 1);
+    int expected = 0;
+    atomic_compare_exchange_strong(&ln_threads_setting, &expected, n);
+}
+
+static int setting(void)
+{
+    const int n = atomic_load_explicit(&ln_threads_setting, memory_order_relaxed);
+    if (n)
+        return n;
+    pthread_once(&g_once, init_once);
+    return atomic_load_explicit(&ln_threads_setting, memory_order_relaxed);
+}
+
+LN_API int ln_get_num_threads(void) { return setting(); }
+
+LN_API int ln_set_num_threads(int n)
+{
+    pthread_once(&g_once, init_once);
+    atomic_store_explicit(&ln_threads_setting, clamp_threads(n), memory_order_relaxed);
+    return LN_OK;
+}
+
+int ln_threads_team_size(size_t work, size_t min_work, size_t units)
+{
+    const int n = setting();
+    if (n == 1 || atomic_load_explicit(&g_no_teams, memory_order_relaxed))
+        return 1;
+    const size_t over = atomic_load_explicit(&g_min_override, memory_order_relaxed);
+    size_t t = work / (over ? over : min_work);
+    if (t > units)
+        t = units;
+    if (t > (size_t)n)
+        t = (size_t)n;
+    return t < 2 ? 1 : (int)t;
+}
+
+size_t ln_threads_min_work(size_t min_work) { return atomic_exchange(&g_min_override, min_work); }
+
+int ln_threads_last_team(void) { return atomic_exchange(&g_last_team, 1); }
+
+/* Thread i of nt takes [*lo, *hi) of n units: contiguous, sizes differing by at most one. */
+static void share(size_t n, size_t i, size_t nt, size_t *lo, size_t *hi)
+{
+    const size_t base = n / nt, extra = n % nt;
+    *lo = i * base + (i < extra ? i : extra);
+    *hi = *lo + base + (i < extra);
+}
+
+/* One parallel call: what every member of the team reads, set before the team starts. */
+typedef struct team {
+    const ln_kernels *k;
+    const ln_fwd_args *fa;
+    const ln_bwd_args *ba;
+    size_t rows, blocks;
+    float *dgamma, *dbeta, *part; /* part: 2 * cols floats per block, NULL: no partials */
+    double *acc;                  /* 2 * cols */
+    edges e;
+} team;
+
+/* The compiler passes `tm` to the team through a stack slot that libgomp hands over
+   unseen by TSan; that hand-off is the only code left uninstrumented. */
+#if defined(LN_TSAN)
+#define HANDOFF __attribute__((no_sanitize_thread, noinline))
+#else
+#define HANDOFF
+#endif
+
+static void forward_member(team *tm)
+{
+    EDGE_TO(&tm->e.fork);
+    const size_t i = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+    size_t r0, r1;
+    share(tm->rows, i, nt, &r0, &r1);
+    if (r0 < r1)
+        tm->k->forward(tm->fa, r0, r1);
+    if (i == 0)
+        atomic_store_explicit(&g_last_team, (int)nt, memory_order_relaxed);
+    EDGE_FROM(&tm->e.join);
+}
+
+HANDOFF static void forward_team(team *tm, int t)
+{
+#pragma omp parallel num_threads(t)
+    forward_member(tm);
+}
+
+void ln_forward_threads(const ln_kernels *k, const ln_fwd_args *a, size_t rows, int t)
+{
+    team tm = {.k = k, .fa = a, .rows = rows};
+    atomic_store_explicit(&g_team_started, 1, memory_order_relaxed);
+    EDGE_FROM(&tm.e.fork);
+    forward_team(&tm, t);
+    EDGE_TO(&tm.e.join);
+}
+
+/* out[j0..j1) = the sum over blocks of part[b * 2n + j] in block order in double, plus
+   out's own value last when accumulating: ln_backward_run's additions, in its order. */
+static void fold(const team *tm, size_t off, size_t j0, size_t j1, float *out)
+{
+    const size_t n = tm->ba->cols;
+    double *acc = tm->acc + off;
+    const float *part = tm->part + off;
+    for (size_t j = j0; j < j1; j++)
+        acc[j] = 0.0;
+    for (size_t b = 0; b < tm->blocks; b++)
+        for (size_t j = j0; j < j1; j++)
+            acc[j] += (double)part[b * 2 * n + j];
+    const int accumulate = (tm->ba->flags & LN_FLAG_ACCUMULATE) != 0;
+    for (size_t j = j0; j < j1; j++)
+        out[j] = (float)(acc[j] + (accumulate ? (double)out[j] : 0.0));
+}
+
+/* Whole blocks of LN_BWD_BLOCK rows per thread, each block's partials kept; after a
+   barrier each thread folds a range of columns over all blocks. */
+static void backward_member(team *tm)
+{
+    EDGE_TO(&tm->e.fork);
+    const size_t i = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+    const size_t n = tm->ba->cols, nb = tm->blocks, rows = tm->rows;
+    size_t b0, b1;
+    share(nb, i, nt, &b0, &b1);
+    if (!tm->part && b0 < b1) /* no partials: the blocks need not be cut */
+        tm->k->backward(tm->ba, b0 * LN_BWD_BLOCK, b1 == nb ? rows : b1 * LN_BWD_BLOCK, NULL, NULL);
+    for (size_t b = b0; tm->part && b < b1; b++) {
+        const size_t r0 = b * LN_BWD_BLOCK, r1 = b + 1 == nb ? rows : r0 + LN_BWD_BLOCK;
+        float *p = tm->part + b * 2 * n;
+        tm->k->backward(tm->ba, r0, r1, tm->dgamma ? p : NULL, tm->dbeta ? p + n : NULL);
+    }
+    if (tm->part) {
+        EDGE_FROM(&tm->e.barrier);
+#pragma omp barrier
+        EDGE_TO(&tm->e.barrier);
+        size_t j0, j1;
+        share(n, i, nt, &j0, &j1);
+        if (tm->dgamma)
+            fold(tm, 0, j0, j1, tm->dgamma);
+        if (tm->dbeta)
+            fold(tm, n, j0, j1, tm->dbeta);
+    }
+    if (i == 0)
+        atomic_store_explicit(&g_last_team, (int)nt, memory_order_relaxed);
+    EDGE_FROM(&tm->e.join);
+}
+
+HANDOFF static void backward_team(team *tm, int t)
+{
+#pragma omp parallel num_threads(t)
+    backward_member(tm);
+}
+
+int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
+                        float *dbeta, int t)
+{
+    const size_t n = a->cols, nb = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
+    team tm = {.k = k, .ba = a, .rows = rows, .blocks = nb, .dgamma = dgamma, .dbeta = dbeta};
+    if (dgamma || dbeta) {
+        tm.acc = malloc(2 * n * sizeof(double) + nb * 2 * n * sizeof(float));
+        if (!tm.acc)
+            return LN_ERR_NOMEM;
+        tm.part = (float *)(tm.acc + 2 * n);
+    }
+    atomic_store_explicit(&g_team_started, 1, memory_order_relaxed);
+    EDGE_FROM(&tm.e.fork);
+    backward_team(&tm, t);
+    EDGE_TO(&tm.e.join);
+    free(tm.acc);
+    return LN_OK;
+}
