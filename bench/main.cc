@@ -53,6 +53,7 @@ int main(int argc, char **argv)
     if (sweep == "full" || sweep == "ext")
         ln_bench_cases_ext();
     ln_bench_cases_threads();
+    ln_bench_cases_bf16_gelu();
 #ifdef LN_BENCH_ONEDNN
     ln_bench_cases_onednn();
 #else

@@ -27,6 +27,7 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define LN_VERSION_MAJOR 1
 #define LN_VERSION_MINOR 2
@@ -54,7 +55,8 @@ enum {
     LN_ERR_ALIAS = 4, /* two operands overlap in a way the function does not allow */
     LN_ERR_ISA = 5,   /* unknown ISA id, or an ISA this build or CPU cannot run */
     LN_ERR_NOMEM = 6, /* a scratch allocation failed (backward's dgamma/dbeta scratch) */
-    LN_ERR_FLAGS = 7  /* a flag bit the function does not know (since 1.1) */
+    LN_ERR_FLAGS = 7, /* a flag bit the function does not know (since 1.1) */
+    LN_ERR_KIND = 8   /* an enumerated argument (the GELU kind) has an unknown value (1.3) */
 };
 
 /* Instruction-set ids: permanent values. */
@@ -193,6 +195,63 @@ LN_API int ln_get_num_threads(void);
    compare with LN_VERSION_* to detect a header/library mismatch. */
 LN_API unsigned ln_version(void);
 LN_API const char *ln_version_string(void);
+
+/* ==== bf16 LayerNorm and GELU (since 1.3, symbol node LAYERNORM_1.3) ==================
+ *
+ * bf16 ("brain float") values are passed as their raw 16 bits in uint16_t: the upper half
+ * of the IEEE float with the same value. They are widened exactly to float; every sum,
+ * mean and product is float32 (never bf16), so the result equals rounding the float
+ * LayerNorm of the widened inputs, within one bf16 ulp. Outputs are rounded to nearest,
+ * ties to even; a NaN stays a (quiet) NaN, infinities and signed zeros stay; bf16
+ * subnormals are kept (never flushed), whichever instructions the kernel uses.
+ */
+
+/*
+ * bf16 forward: as ln_forward_f32, with x and y rows*cols bf16 values. gamma, beta (cols
+ * floats, NULL: ones / zeros), mean and rstd (rows floats, written when non-NULL) are
+ * float. Same checks in the same order and the same status codes; y == x is allowed.
+ */
+LN_API int ln_forward_bf16(const uint16_t *x, const float *gamma, const float *beta,
+                           uint16_t *y, float *mean, float *rstd,
+                           size_t rows, size_t cols, float eps);
+
+/*
+ * bf16 backward: as ln_backward_f32, with dy, x and dx rows*cols bf16 values; gamma,
+ * mean, rstd (as written by either forward), dgamma and dbeta are float, and dgamma and
+ * dbeta are accumulated in float per block and folded in double exactly as for float.
+ * dx == dy is allowed. Same checks, order and status codes as ln_backward_f32.
+ */
+LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x,
+                            const float *gamma, const float *mean, const float *rstd,
+                            uint16_t *dx, float *dgamma, float *dbeta,
+                            size_t rows, size_t cols);
+
+/*
+ * GELU, elementwise over n floats, the activation after LayerNorm in a GPT-2 block:
+ *     LN_GELU_TANH   0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))     GPT-2's form
+ *     LN_GELU_ERF    0.5 x (1 + erf(x / sqrt(2)))                         exact form
+ * Computed as x * sigmoid(2u) and 0.5 x erfc(-x / sqrt(2)), which never cancel (1 + tanh
+ * and 1 + erf lose every digit for x < -4), with SLEEF's vector exp/erfc on arguments
+ * formed in float-float, so GELU's steep fall for x < 0 does not amplify their rounding.
+ * Accuracy against the function evaluated in double: within 4 float ulp wherever
+ * |f| >= 2^-100 (measured: 4 ulp tanh form, 2 ulp erf form); below, an absolute error of
+ * about |x| FLT_MIN (SLEEF's erfc bound there) or |x| 2^-149. The derivative is within
+ * 4 ulp for x >= -1 away from its zero at x = -0.75 (where its two terms cancel and the
+ * error is a few ulps of the terms' size); for x < -1 its product of ~8 rounded factors
+ * gives up to 11 ulp (tanh form) and 7 ulp (erf form). NaN in, NaN out;
+ * f(+Inf) = +Inf, f(-Inf) = -0;
+ * f'(+Inf) = 1, f'(-Inf) = 0.
+ *
+ * ln_gelu_forward_f32: y[i] = f(x[i]). ln_gelu_backward_f32: dx[i] = dy[i] * f'(x[i]).
+ * n == 0 is a successful no-op; then, in order: a NULL pointer -> LN_ERR_NULL; n * 4
+ * bytes overflowing -> LN_ERR_SHAPE; kind neither value below -> LN_ERR_KIND; an output
+ * overlapping an input other than exactly (y == x; dx == dy or dx == x) -> LN_ERR_ALIAS.
+ */
+#define LN_GELU_TANH 0
+#define LN_GELU_ERF 1
+LN_API int ln_gelu_forward_f32(const float *x, float *y, size_t n, int kind);
+LN_API int ln_gelu_backward_f32(const float *dy, const float *x, float *dx, size_t n,
+                                int kind);
 
 #ifdef __cplusplus
 }

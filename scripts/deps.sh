@@ -4,7 +4,7 @@
 set -euo pipefail
 what=${1:-test}
 
-build_pkgs=(gcc g++ make cmake pkgconf libcmocka-dev)
+build_pkgs=(gcc g++ make cmake pkgconf libcmocka-dev libsleef-dev)
 bench_pkgs=(libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev python3-matplotlib python3-numpy)
 test_pkgs=(libsleef-dev libbenchmark-dev clang-14 libclang-rt-14-dev valgrind abigail-tools
   python3-numpy python3-pytest python3-torch qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu

@@ -76,6 +76,7 @@ LN_API const char *ln_status_string(int status)
     case LN_ERR_ISA: return "unknown ISA, or not available on this CPU or build";
     case LN_ERR_NOMEM: return "out of memory";
     case LN_ERR_FLAGS: return "unknown flag bits for this function";
+    case LN_ERR_KIND: return "unknown kind (e.g. GELU variant)";
     default: return "unknown status";
     }
 }

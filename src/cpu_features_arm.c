@@ -20,3 +20,23 @@ unsigned ln_cpu_isa_mask(void)
         mask |= 1u << LN_ISA_SVE;
     return mask;
 }
+
+#ifndef HWCAP2_SVEBF16
+#define HWCAP2_SVEBF16 (1UL << 12)
+#endif
+#ifndef HWCAP2_BF16
+#define HWCAP2_BF16 (1UL << 14)
+#endif
+
+/* FEAT_BF16 conversions (BFCVTN, and BFCVT for SVE), each on top of its ISA. */
+unsigned ln_cpu_ext_mask(void)
+{
+    const unsigned isa = ln_cpu_isa_mask();
+    const unsigned long hw2 = getauxval(AT_HWCAP2);
+    unsigned mask = 0;
+    if ((isa & (1u << LN_ISA_NEON)) && (hw2 & HWCAP2_BF16))
+        mask |= LN_CPUX_NEON_BF16;
+    if ((isa & (1u << LN_ISA_SVE)) && (hw2 & HWCAP2_SVEBF16))
+        mask |= LN_CPUX_SVE_BF16;
+    return mask;
+}

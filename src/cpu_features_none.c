@@ -2,3 +2,5 @@
 #include "ln_internal.h"
 
 unsigned ln_cpu_isa_mask(void) { return 1u << LN_ISA_SCALAR; }
+
+unsigned ln_cpu_ext_mask(void) { return 0; }

@@ -36,3 +36,13 @@ unsigned ln_cpu_isa_mask(void)
         mask |= 1u << LN_ISA_AVX512;
     return mask;
 }
+
+/* AVX512_BF16 (vcvtne2ps2bf16) counts only on top of usable AVX-512: it uses ZMM state. */
+unsigned ln_cpu_ext_mask(void)
+{
+    unsigned a, b, c, d;
+    if (!(ln_cpu_isa_mask() & (1u << LN_ISA_AVX512)) || !__get_cpuid_count(7, 0, &a, &b, &c, &d)
+        || a < 1 || !__get_cpuid_count(7, 1, &a, &b, &c, &d))
+        return 0;
+    return (a >> 5) & 1u ? LN_CPUX_AVX512_BF16 : 0;
+}

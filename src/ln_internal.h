@@ -130,4 +130,101 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
 /* Runs a validated forward over all rows, on threads when the setting and size call for it. */
 void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows);
 
+/* ---- Issue 10: bf16 LayerNorm and GELU (LAYERNORM_1.3) ------------------------------
+ * The ISA still comes from the one active table (ln_active()->isa); each feature adds a
+ * const table per ISA, looked up by that id, so forward/backward/bf16/GELU never mix ISAs
+ * and the f32 tables need no new fields. */
+#include <stdint.h>
+
+/* bf16 operands are raw bits (the high half of a float); everything else is float. */
+typedef struct ln_bf16_fwd_args {
+    const uint16_t *x;
+    size_t ldx;
+    const float *gamma; /* NULL: ones */
+    const float *beta;  /* NULL: zeros */
+    uint16_t *y;
+    size_t ldy;
+    float *mean; /* NULL: not stored */
+    float *rstd; /* NULL: not stored */
+    size_t cols;
+    float eps;
+} ln_bf16_fwd_args;
+
+typedef struct ln_bf16_bwd_args {
+    const uint16_t *dy;
+    size_t lddy;
+    const uint16_t *x;
+    size_t ldx;
+    const float *gamma; /* NULL: ones */
+    const float *mean;
+    const float *rstd;
+    uint16_t *dx; /* NULL: not computed */
+    size_t lddx;
+    size_t cols;
+} ln_bf16_bwd_args;
+
+/* Same row contracts as ln_fwd_fn / ln_bwd_fn. */
+typedef void (*ln_bf16_fwd_fn)(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+typedef void (*ln_bf16_bwd_fn)(const ln_bf16_bwd_args *a, size_t r0, size_t r1,
+                               float *dgamma_part, float *dbeta_part);
+
+typedef struct ln_bf16_kernels {
+    int isa;
+    const char *name;
+    ln_bf16_fwd_fn forward;
+    ln_bf16_bwd_fn backward;
+} ln_bf16_kernels;
+
+/* Elementwise over n floats; kind is LN_GELU_TANH or LN_GELU_ERF (validated). y == x and
+   dx == dy or dx == x exactly are allowed: every element is read before it is written. */
+typedef void (*ln_gelu_fwd_fn)(const float *x, float *y, size_t n, int kind);
+typedef void (*ln_gelu_bwd_fn)(const float *dy, const float *x, float *dx, size_t n, int kind);
+
+typedef struct ln_gelu_kernels {
+    int isa;
+    ln_gelu_fwd_fn forward;
+    ln_gelu_bwd_fn backward;
+} ln_gelu_kernels;
+
+extern const ln_bf16_kernels ln_bf16_kernels_scalar;
+extern const ln_gelu_kernels ln_gelu_kernels_scalar;
+#if LN_HAVE_EXT_AVX2
+extern const ln_bf16_kernels ln_bf16_kernels_avx2;
+extern const ln_gelu_kernels ln_gelu_kernels_avx2;
+#endif
+#if LN_HAVE_EXT_AVX512
+extern const ln_bf16_kernels ln_bf16_kernels_avx512;     /* integer-shift rounding */
+extern const ln_bf16_kernels ln_bf16_kernels_avx512bf16; /* vcvtne2ps2bf16 */
+extern const ln_gelu_kernels ln_gelu_kernels_avx512;
+#endif
+#if LN_HAVE_EXT_NEON
+extern const ln_bf16_kernels ln_bf16_kernels_neon;     /* integer-shift rounding */
+extern const ln_bf16_kernels ln_bf16_kernels_neonbf16; /* BFCVTN (FEAT_BF16) */
+extern const ln_gelu_kernels ln_gelu_kernels_neon;
+#endif
+#if LN_HAVE_EXT_SVE
+extern const ln_bf16_kernels ln_bf16_kernels_sve;     /* integer-shift rounding */
+extern const ln_bf16_kernels ln_bf16_kernels_svebf16; /* BFCVT (FEAT_BF16 with SVE) */
+extern const ln_gelu_kernels ln_gelu_kernels_sve;
+#endif
+
+/* CPU extensions beyond the ISA ids (cpu_features_*.c), detected like the ISAs. */
+#define LN_CPUX_AVX512_BF16 1u /* CPUID.(7,1):EAX[5] with usable AVX-512 */
+#define LN_CPUX_NEON_BF16 2u   /* HWCAP2_BF16 with usable NEON */
+#define LN_CPUX_SVE_BF16 4u    /* HWCAP2_SVEBF16 with usable SVE */
+unsigned ln_cpu_ext_mask(void);
+
+/* The table of `isa` for each feature if compiled in and runnable here, else NULL. On
+   AVX-512, NEON and SVE the bf16 table uses the BF16 conversion when the CPU has it. */
+const ln_bf16_kernels *ln_bf16_for(int isa);
+const ln_gelu_kernels *ln_gelu_for(int isa);
+
+/* Backward's row blocks and fixed-order fold for any element type (ln_backward_run is
+   this for float): block(ctx, r0, r1, dgamma_part, dbeta_part) runs one block of at most
+   LN_BWD_BLOCK rows; accumulate adds the caller's dgamma/dbeta once after the fold. */
+typedef void (*ln_bwd_block_fn)(const void *ctx, size_t r0, size_t r1, float *dgamma_part,
+                                float *dbeta_part);
+int ln_backward_blocks(ln_bwd_block_fn block, const void *ctx, size_t rows, size_t cols,
+                       int accumulate, float *dgamma, float *dbeta);
+
 #endif /* LN_INTERNAL_H */

@@ -7,7 +7,9 @@
 The library is found through $LAYERNORM_LIBRARY, next to this package, or the system.
 """
 from . import _lib
-from .errors import (AliasError, EpsError, FlagsError, IsaError, LayerNormError,
+from .bf16_gelu import (backward_bf16, forward_bf16, from_bf16, gelu, gelu_backward,
+                        to_bf16)
+from .errors import (AliasError, EpsError, FlagsError, IsaError, KindError, LayerNormError,
                      NullPointerError, OutOfMemoryError, ShapeError)
 from .isa import (available_isas, get_isa, isa_available, isa_id, isa_names, max_isa,
                   set_max_isa)
@@ -29,4 +31,4 @@ __all__ = ["forward", "backward", "add_forward", "has", "get_isa", "set_max_isa"
            "isa_available", "isa_names", "isa_id", "available_isas", "library_version", "library_path",
            "LayerNormError", "NullPointerError", "ShapeError", "EpsError", "AliasError",
            "IsaError", "OutOfMemoryError", "FlagsError", "get_num_threads", "set_num_threads",
-           "num_threads"]
+           "num_threads", "KindError", "forward_bf16", "backward_bf16", "to_bf16", "from_bf16", "gelu", "gelu_backward"]

@@ -34,11 +34,17 @@ PROTOTYPES = {
     "ln_add_forward_f32": (_I, [_P, _P, _P, _P, _P, _P, _P, _P, _Z, _Z, _F, _U], 1),
     "ln_set_num_threads": (_I, [_I], 2),
     "ln_get_num_threads": (_I, [], 2),
+    "ln_forward_bf16": (_I, [_P, _P, _P, _P, _P, _P, _Z, _Z, _F], 3),
+    "ln_backward_bf16": (_I, [_P, _P, _P, _P, _P, _P, _P, _P, _Z, _Z], 3),
+    "ln_gelu_forward_f32": (_I, [_P, _P, _Z, _I], 3),
+    "ln_gelu_backward_f32": (_I, [_P, _P, _P, _Z, _I], 3),
 }
 
 # Flag bits of the 1.1 entry points (permanent values, as the header's LN_FLAG_*).
 FLAG_RMS_NORM = 0x1
 FLAG_ACCUMULATE = 0x2
+# GELU kinds of the 1.3 entry points (the header's LN_GELU_*).
+GELU_KINDS = {"tanh": 0, "erf": 1}
 
 
 def _candidates():

@@ -24,9 +24,10 @@ AliasError = _code_class("AliasError", 4, ValueError, "LN_ERR_ALIAS: operands ov
 IsaError = _code_class("IsaError", 5, ValueError, "LN_ERR_ISA: ISA unknown or unavailable")
 OutOfMemoryError = _code_class("OutOfMemoryError", 6, MemoryError, "LN_ERR_NOMEM")
 FlagsError = _code_class("FlagsError", 7, ValueError, "LN_ERR_FLAGS: unknown flag bit")
+KindError = _code_class("KindError", 8, ValueError, "LN_ERR_KIND: unknown GELU kind")
 
 _BY_CODE = {c.code: c for c in (NullPointerError, ShapeError, EpsError, AliasError,
-                                IsaError, OutOfMemoryError, FlagsError)}
+                                IsaError, OutOfMemoryError, FlagsError, KindError)}
 
 
 def error_for(code, message):

@@ -1,0 +1,127 @@
+// cases_bf16_gelu.cc - bf16 LayerNorm beside f32 (same elements, half the bytes) and GELU.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "harness.h"
+
+extern "C" {
+#include "ln_internal.h"
+#include "layernorm.h"
+}
+
+namespace
+{
+
+constexpr float kEps = 1e-5f;
+
+// The arena's float operands are shared by every case, so bf16 copies go into buffers
+// the bf16 case does not otherwise use (converted untimed, flushed like any operand):
+// forward reads bf16 x from dx's buffer and writes bf16 y into y's; backward reads bf16 x
+// from y's buffer and dy from the first half of dx's (n floats hold 2n bf16), and writes
+// dx into the second half.
+uint16_t *to_bf16(const float *src, float *dst_buf, size_t n)
+{
+    auto *h = reinterpret_cast<uint16_t *>(dst_buf);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        std::memcpy(&u, &src[i], sizeof u);
+        h[i] = static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    }
+    return h;
+}
+
+lnb::Make bf16_forward(const ln_bf16_kernels *k)
+{
+    return [k](const lnb::Problem &p) -> lnb::Call {
+        ln_bf16_fwd_args a{};
+        a.x = to_bf16(p.x, p.dx, p.rows * p.cols), a.ldx = p.cols, a.gamma = p.gamma;
+        a.beta = p.beta, a.y = reinterpret_cast<uint16_t *>(p.y), a.ldy = p.cols;
+        a.mean = p.mean, a.rstd = p.rstd, a.cols = p.cols, a.eps = kEps;
+        return [k, a, rows = p.rows] { k->forward(&a, 0, rows); };
+    };
+}
+
+struct Bf16Block {
+    const ln_bf16_kernels *k;
+    ln_bf16_bwd_args a;
+};
+
+lnb::Make bf16_backward(const ln_bf16_kernels *k)
+{
+    return [k](const lnb::Problem &p) -> lnb::Call {
+        const size_t n = p.rows * p.cols;
+        Bf16Block c{k, {}};
+        c.a.x = to_bf16(p.x, p.y, n), c.a.ldx = p.cols;
+        c.a.dy = to_bf16(p.dy, p.dx, n), c.a.lddy = p.cols;
+        c.a.gamma = p.gamma, c.a.mean = p.mean, c.a.rstd = p.rstd;
+        c.a.dx = reinterpret_cast<uint16_t *>(p.dx) + n, c.a.lddx = p.cols, c.a.cols = p.cols;
+        return [c, p] {
+            ln_backward_blocks(
+                [](const void *ctx, size_t r0, size_t r1, float *dg, float *db) {
+                    const auto *b = static_cast<const Bf16Block *>(ctx);
+                    b->k->backward(&b->a, r0, r1, dg, db);
+                },
+                &c, p.rows, p.cols, 0, p.dgamma, p.dbeta);
+        };
+    };
+}
+
+// GPT-2's GELU as a plain loop over libm's tanhf: what the library is measured against.
+void gelu_libm(const lnb::Problem &p)
+{
+    const size_t n = p.rows * p.cols;
+    for (size_t i = 0; i < n; i++) {
+        const float x = p.x[i];
+        p.y[i] = 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+    }
+}
+
+void gelu_erf_libm(const lnb::Problem &p)
+{
+    const size_t n = p.rows * p.cols;
+    for (size_t i = 0; i < n; i++)
+        p.y[i] = 0.5f * p.x[i] * std::erfc(-p.x[i] * 0.70710678f);
+}
+
+} // namespace
+
+void ln_bench_cases_bf16_gelu()
+{
+    // bf16 forward: 4 B/element (2 read, 2 written), backward 6 B; their elements per
+    // second against the "fwd"/"bwd" ops' f32 figures are the bf16 speedup (the goal for
+    // forward: >= 1.7x cold).
+    for (int isa = LN_ISA_SCALAR; isa <= LN_ISA_SVE; isa++)
+        if (const ln_bf16_kernels *k = ln_bf16_for(isa))
+            lnb::add_case({"bf16_fwd",
+                           k->name,
+                           bf16_forward(k),
+                           lnb::OP_DX | lnb::OP_Y | lnb::OP_GAMMA | lnb::OP_BETA | lnb::OP_MEAN |
+                               lnb::OP_RSTD,
+                           4.0,
+                           false,
+                           {lnb::Regime::hot, lnb::Regime::cold},
+                           false});
+    for (int isa = LN_ISA_SCALAR; isa <= LN_ISA_SVE; isa++)
+        if (const ln_bf16_kernels *k = ln_bf16_for(isa))
+            lnb::add_case({"bf16_bwd",
+                           k->name,
+                           bf16_backward(k),
+                           lnb::OP_Y | lnb::OP_DX | lnb::OP_GAMMA | lnb::OP_MEAN | lnb::OP_RSTD |
+                               lnb::OP_DGAMMA | lnb::OP_DBETA,
+                           6.0,
+                           true,
+                           {lnb::Regime::hot, lnb::Regime::cold},
+                           false});
+    // GELU: elementwise, y = f(x), the traffic of a copy (8 B/element): the stream is its
+    // roof; the libm loops are the scalar baseline.
+    for (int kind = LN_GELU_TANH; kind <= LN_GELU_ERF; kind++) {
+        const std::string op = kind == LN_GELU_TANH ? "gelu_tanh" : "gelu_erf";
+        lnb::add_fwd(
+            "api",
+            [kind](const lnb::Problem &p) { ln_gelu_forward_f32(p.x, p.y, p.rows * p.cols, kind); },
+            op);
+        lnb::add_fwd("libm", kind == LN_GELU_TANH ? gelu_libm : gelu_erf_libm, op);
+        lnb::add_stream(op, false);
+    }
+}

@@ -1,0 +1,79 @@
+/* scalar_bf16.c - the bf16 oracle: the double reference on widened inputs, rounded twice. */
+#include <math.h>
+
+#include "bf16.h"
+#include "ln_internal.h"
+
+/* The bf16 contract is "round the float LayerNorm of the widened inputs", so the oracle
+   produces exactly the float oracle's value, (float) of the double result, and rounds
+   that to bf16: every SIMD kernel is then compared with one well-defined number. */
+static double wide(const uint16_t *p, size_t i) { return (double)ln_bf16_to_f32(p[i]); }
+
+static void forward_scalar_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+{
+    const size_t n = a->cols;
+    for (size_t r = r0; r < r1; r++) {
+        const uint16_t *x = a->x + r * a->ldx;
+        uint16_t *y = a->y + r * a->ldy;
+        double m = 0.0, s = 0.0; /* Welford in double, as the float oracle */
+        for (size_t i = 0; i < n; i++) {
+            const double d = wide(x, i) - m;
+            m += d / (double)(i + 1);
+            s += d * (wide(x, i) - m);
+        }
+        const double rstd = 1.0 / sqrt(s / (double)n + (double)a->eps);
+        for (size_t i = 0; i < n; i++) {
+            const double g = a->gamma ? (double)a->gamma[i] : 1.0;
+            const double b = a->beta ? (double)a->beta[i] : 0.0;
+            y[i] = ln_f32_to_bf16((float)((wide(x, i) - m) * rstd * g + b));
+        }
+        if (a->mean)
+            a->mean[r] = (float)m;
+        if (a->rstd)
+            a->rstd[r] = (float)rstd;
+    }
+}
+
+/* Per row: the parameter partials (dy is read before dx, which may be dy, is written),
+   then dx. Row order within the block is the summation order, as in the float oracle. */
+static void backward_scalar_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
+                                 float *dbeta)
+{
+    const size_t n = a->cols;
+    for (size_t j = 0; j < n && (dgamma || dbeta); j++) {
+        double sg = 0.0, sb = 0.0; /* from +0: an all-zero sum stays +0 */
+        for (size_t r = r0; r < r1; r++) {
+            const double dy = wide(a->dy + r * a->lddy, j);
+            sg += dy * ((wide(a->x + r * a->ldx, j) - a->mean[r]) * a->rstd[r]);
+            sb += dy;
+        }
+        if (dgamma)
+            dgamma[j] = (float)sg;
+        if (dbeta)
+            dbeta[j] = (float)sb;
+    }
+    for (size_t r = r0; r < r1 && a->dx; r++) {
+        const uint16_t *dy = a->dy + r * a->lddy, *x = a->x + r * a->ldx;
+        uint16_t *dx = a->dx + r * a->lddx;
+        const double mean = a->mean[r], rstd = a->rstd[r];
+        double sum_g = 0.0, sum_gx = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            const double g = wide(dy, i) * (a->gamma ? (double)a->gamma[i] : 1.0);
+            sum_g += g;
+            sum_gx += g * ((wide(x, i) - mean) * rstd);
+        }
+        const double mg = sum_g / (double)n, mgx = sum_gx / (double)n;
+        for (size_t i = 0; i < n; i++) {
+            const double g = wide(dy, i) * (a->gamma ? (double)a->gamma[i] : 1.0);
+            const double xhat = (wide(x, i) - mean) * rstd;
+            dx[i] = ln_f32_to_bf16((float)(rstd * (g - mg - xhat * mgx)));
+        }
+    }
+}
+
+const ln_bf16_kernels ln_bf16_kernels_scalar = {
+    .isa = LN_ISA_SCALAR,
+    .name = "scalar",
+    .forward = forward_scalar_bf16,
+    .backward = backward_scalar_bf16,
+};
