@@ -30,9 +30,9 @@
 #include <stdint.h>
 
 #define LN_VERSION_MAJOR 1
-#define LN_VERSION_MINOR 2
+#define LN_VERSION_MINOR 3
 #define LN_VERSION_PATCH 0
-#define LN_VERSION_STRING "1.2.0"
+#define LN_VERSION_STRING "1.3.0"
 
 #if defined(_WIN32)
 #define LN_API
