@@ -139,8 +139,8 @@ static void optional_and_in_place_operands(void **state)
 static void status_strings_and_version(void **state)
 {
     (void)state;
-    const char *seen[LN_ERR_NOMEM + 1];
-    for (int s = LN_OK; s <= LN_ERR_NOMEM; s++) {
+    const char *seen[LN_ERR_KIND + 1];
+    for (int s = LN_OK; s <= LN_ERR_KIND; s++) {
         seen[s] = ln_status_string(s);
         assert_non_null(seen[s]);
         assert_true(strlen(seen[s]) > 0);
