@@ -7,8 +7,8 @@
 /* Bytes spanned by `rows` rows of `cols` floats, `ld` apart; 0 when it overflows. */
 static size_t span_bytes(size_t rows, size_t cols, size_t ld)
 {
-    if (rows == 0 || cols == 0 || ld < cols)
-        return 0;
+    if (rows == 0 || cols == 0 || ld < cols || cols > SIZE_MAX / sizeof(float))
+        return 0; /* the last test keeps the subtraction below from wrapping */
     if (rows - 1 > (SIZE_MAX / sizeof(float) - cols) / ld)
         return 0;
     return ((rows - 1) * ld + cols) * sizeof(float);
