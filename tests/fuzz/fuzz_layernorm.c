@@ -36,7 +36,7 @@ static float raw_f32(rd *r)
     return f;
 }
 
-#define MAX_ELEMS 32768 /* rows * cols: keeps an execution well under a millisecond */
+#define MAX_ELEMS 16384 /* rows * cols: keeps an execution around a millisecond */
 
 static const float k_eps[] = {1e-5f, 0.0f, 1e-6f, 1e-12f, 1e-45f, 1.0f, 1e10f, 3e38f};
 
@@ -46,7 +46,7 @@ static shape read_shape(rd *r)
     const unsigned rb = u8(r), cb = u16(r);
     /* Mostly a few rows; the high bit crosses backward's 64-row block boundary. */
     s.rows = rb & 0x80 ? 60 + (rb & 15) : 1 + (rb & 7);
-    s.cols = 1 + (cb & 0x8000 ? (cb & 0x3FFF) : cb % 80);
+    s.cols = 1 + (cb & 0x8000 ? (cb & 0x3FFF) : cb % (s.rows > 8 ? 24 : 80));
     if (s.rows * s.cols > MAX_ELEMS)
         s.rows = MAX_ELEMS / s.cols;
     s.ld = s.cols + (u8(r) & 7);
