@@ -2,7 +2,7 @@
 # own ISA flags (and only it), so nothing else can emit instructions the CPU may lack.
 include(CheckCSourceCompiles)
 
-set(LN_SOURCES src/api.c src/dispatch.c src/run.c src/scalar.c)
+set(LN_SOURCES src/api.c src/dispatch.c src/run.c src/scalar.c src/validate.c)
 foreach(_isa AVX2 AVX512 NEON SVE)
   set(LN_HAVE_${_isa} 0)
 endforeach()

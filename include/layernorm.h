@@ -29,9 +29,9 @@
 #include <stddef.h>
 
 #define LN_VERSION_MAJOR 1
-#define LN_VERSION_MINOR 0
+#define LN_VERSION_MINOR 1
 #define LN_VERSION_PATCH 0
-#define LN_VERSION_STRING "1.0.0"
+#define LN_VERSION_STRING "1.1.0"
 
 #if defined(_WIN32)
 #define LN_API
@@ -53,7 +53,8 @@ enum {
     LN_ERR_EPS = 3,   /* eps is NaN, infinite or negative */
     LN_ERR_ALIAS = 4, /* two operands overlap in a way the function does not allow */
     LN_ERR_ISA = 5,   /* unknown ISA id, or an ISA this build or CPU cannot run */
-    LN_ERR_NOMEM = 6  /* a scratch allocation failed (large-cols backward only) */
+    LN_ERR_NOMEM = 6, /* a scratch allocation failed (backward's dgamma/dbeta scratch) */
+    LN_ERR_FLAGS = 7  /* a flag bit the function does not know (since 1.1) */
 };
 
 /* Instruction-set ids: permanent values. */
@@ -98,6 +99,54 @@ LN_API int ln_backward_f32(const float *dy, const float *x,
                            const float *gamma, const float *mean, const float *rstd,
                            float *dx, float *dgamma, float *dbeta,
                            size_t rows, size_t cols);
+
+/* ---- Since 1.1 (symbol node LAYERNORM_1.1): strided rows, flags, RMSNorm, gradient
+   accumulation and the fused residual add of pre-LN blocks. ---- */
+
+/* No centering: ms = mean(x^2), rstd = 1/sqrt(ms + eps), y = x * rstd * gamma + beta
+   (LLaMA-style RMSNorm); a requested mean gets 0. Backward: xhat = x * rstd,
+   dx = rstd * (g - xhat * mean(g * xhat)); mean is then not read and may be NULL. */
+#define LN_FLAG_RMS_NORM 0x1u
+/* Backward only: dx, dgamma and dbeta are added to (micro-batch gradient accumulation),
+   not overwritten. */
+#define LN_FLAG_ACCUMULATE 0x2u
+
+/*
+ * ln_forward_f32 over row views: row r of x starts at x + r*ldx, of y at y + r*ldy (row
+ * strides in elements, each >= cols, else LN_ERR_SHAPE), so a column slice of a wider
+ * matrix (e.g. one of Q, K, V) needs no copy. flags: 0 or LN_FLAG_RMS_NORM, any other bit
+ * is LN_ERR_FLAGS. Overlap is judged on the bytes the rows really occupy, so interleaved
+ * views of one buffer are fine; in place needs y == x and ldy == ldx.
+ * Checks in order: rows == 0 no-op; NULL; shape; eps; flags; alias.
+ * With ldx = ldy = cols and flags = 0 it is ln_forward_f32, bit for bit.
+ */
+LN_API int ln_forward_ex_f32(const float *x, size_t ldx, const float *gamma,
+                             const float *beta, float *y, size_t ldy, float *mean,
+                             float *rstd, size_t rows, size_t cols, float eps,
+                             unsigned flags);
+
+/*
+ * ln_backward_f32 over row views (strides as above; dx == dy in place needs lddx == lddy)
+ * with flags LN_FLAG_RMS_NORM and/or LN_FLAG_ACCUMULATE. Checks in order: rows == 0
+ * no-op; NULL; shape; flags; alias; NOMEM. With strides = cols and flags = 0 it is
+ * ln_backward_f32, bit for bit.
+ */
+LN_API int ln_backward_ex_f32(const float *dy, size_t lddy, const float *x, size_t ldx,
+                              const float *gamma, const float *mean, const float *rstd,
+                              float *dx, size_t lddx, float *dgamma, float *dbeta,
+                              size_t rows, size_t cols, unsigned flags);
+
+/*
+ * The pre-LN block in one pass over memory: s = x + residual (float addition), written to
+ * sum when sum != NULL, then y = LN(s) (or RMSNorm(s) with LN_FLAG_RMS_NORM), with mean
+ * and rstd as in ln_forward_f32. All rows contiguous (rows*cols floats). sum == residual
+ * is allowed (write back into the residual stream) and so is y == x; any other overlap is
+ * LN_ERR_ALIAS. y equals ln_forward_f32 applied to the s this function computes.
+ */
+LN_API int ln_add_forward_f32(const float *x, const float *residual, const float *gamma,
+                              const float *beta, float *sum, float *y, float *mean,
+                              float *rstd, size_t rows, size_t cols, float eps,
+                              unsigned flags);
 
 /* A static English description of a status code ("unknown status" for others). */
 LN_API const char *ln_status_string(int status);

@@ -37,3 +37,17 @@ ln_ctest() {
   ln_record "$suite" $((total - failed - skipped)) "$failed" "$skipped"
   return $rc
 }
+
+# ln_expected_isas BUILD_DIR: comma list of ISAs that /proc/cpuinfo's flags (the OS's
+# view, independent of our detection code) and the build's ln_config.h both offer.
+ln_expected_isas() {
+  local cfg="$1/generated/ln_config.h" flags list=scalar
+  flags=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo | cut -d: -f2) "
+  has() { for f in "$@"; do [[ $flags == *" $f "* ]] || return 1; done; }
+  compiled() { grep -q "define LN_HAVE_$1 1" "$cfg"; }
+  if compiled AVX2 && has avx2 fma; then list+=,avx2; fi
+  if compiled AVX512 && has avx512f avx512bw avx512vl avx512dq; then list+=,avx512; fi
+  if compiled NEON && has asimd; then list+=,neon; fi
+  if compiled SVE && has sve; then list+=,sve; fi
+  echo "$list"
+}

@@ -26,6 +26,10 @@ typedef struct ln_fwd_args {
     float *rstd; /* NULL: not stored */
     size_t cols;
     float eps;
+    unsigned flags;        /* LN_FLAG_RMS_NORM */
+    const float *residual; /* non-NULL: normalize s = x + residual (rows ldx apart) */
+    float *sum;            /* with residual: s is stored here when non-NULL (ldx apart);
+                              may be residual itself, so read s back from sum if given */
 } ln_fwd_args;
 
 typedef struct ln_bwd_args {
@@ -39,6 +43,8 @@ typedef struct ln_bwd_args {
     float *dx; /* NULL: not computed */
     size_t lddx;
     size_t cols;
+    unsigned flags; /* LN_FLAG_RMS_NORM (mean is then not read), LN_FLAG_ACCUMULATE
+                       (dx += ...; dgamma/dbeta accumulation is ln_backward_run's) */
 } ln_bwd_args;
 
 /* Forward for rows [r0, r1). */
@@ -91,6 +97,28 @@ const ln_kernels *ln_kernels_get(int isa);
 
 /* The active table: resolved once (CPU, LN_MAX_ISA), then changed by ln_set_max_isa. */
 const ln_kernels *ln_active(void);
+
+/* ---- Argument checks (validate.c), for any element size ---- */
+
+/* `rows` rows of `bytes` bytes each, `stride` bytes apart (a vector is one row). */
+typedef struct ln_view {
+    const void *p;
+    size_t rows, bytes, stride;
+} ln_view;
+ln_view ln_view_of(const void *p, size_t rows, size_t cols, size_t ld, size_t elem);
+/* cols > 0, ld >= cols, and the bytes spanned fit in size_t. */
+int ln_shape_ok(size_t rows, size_t cols, size_t ld, size_t elem);
+/* Whether any byte belongs to a row of both views (exact, strides included). */
+int ln_views_overlap(ln_view a, ln_view b);
+/* Any output overlapping an input or another output. Bit LN_ALLOW_BIT(o, i) of `allowed`
+   lets output o be input i exactly (same pointer and layout): in-place operation. */
+#define LN_ALLOW_BIT(o, i) ((o) * 8 + (i))
+int ln_any_alias(const ln_view *out, int nout, const ln_view *in, int nin,
+                 unsigned long long allowed);
+/* NULL, shape, eps, flags (bits outside allowed_flags), alias: the header's order. */
+int ln_check_forward(const ln_fwd_args *a, size_t rows, unsigned allowed_flags);
+int ln_check_backward(const ln_bwd_args *a, const float *dgamma, const float *dbeta,
+                      size_t rows, unsigned allowed_flags);
 
 /* Runs a validated backward over all rows: blocks, partials, the fixed-order fold.
    Returns LN_OK or LN_ERR_NOMEM (before anything is written). */

@@ -6,9 +6,10 @@
 int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
                     float *dbeta)
 {
+    const int accumulate = (a->flags & LN_FLAG_ACCUMULATE) != 0;
     /* One block (or no parameter gradients): the kernel's partials are the result. That
        equals the general path bit for bit: (float)(0.0 + (double)p) == p. */
-    if ((!dgamma && !dbeta) || rows <= LN_BWD_BLOCK) {
+    if ((!dgamma && !dbeta) || (rows <= LN_BWD_BLOCK && !accumulate)) {
         k->backward(a, 0, rows, dgamma, dbeta);
         return LN_OK;
     }
@@ -25,11 +26,13 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
         for (size_t j = 0; j < 2 * n; j++)
             acc[j] += (double)part[j];
     }
+    /* Accumulation adds the caller's value once, after the fold: one rounding, and the
+       same bits however the rows were blocked. */
     for (size_t j = 0; j < n; j++) {
         if (dgamma)
-            dgamma[j] = (float)acc[j];
+            dgamma[j] = (float)(acc[j] + (accumulate ? (double)dgamma[j] : 0.0));
         if (dbeta)
-            dbeta[j] = (float)acc[n + j];
+            dbeta[j] = (float)(acc[n + j] + (accumulate ? (double)dbeta[j] : 0.0));
     }
     free(acc);
     return LN_OK;

@@ -3,40 +3,67 @@
 
 #include "ln_internal.h"
 
-/* Welford in double: one pass, and with a 53-bit significand the rounding of a float
-   row's statistics is far below what any float kernel can resolve. */
-static void row_stats(const float *x, size_t n, double *mean, double *m2)
+/* The value normalized at column i: x, or s = x + residual rounded to float (the sum the
+   fused entry point stores), read back from sum once stored since sum may be residual. */
+static float source(const float *x, const float *res, const float *sum, size_t i)
 {
+    if (!res)
+        return x[i];
+    return sum ? sum[i] : x[i] + res[i];
+}
+
+/* One pass. Centered: Welford in double, whose 53-bit significand puts the statistics'
+   rounding far below what a float kernel can resolve. RMS: the mean square, mean 0.
+   With a residual the pass also stores s, so the apply pass can read it back. */
+static void row_stats(const ln_fwd_args *a, size_t r, double *mean, double *var)
+{
+    const float *x = a->x + r * a->ldx;
+    const float *res = a->residual ? a->residual + r * a->ldx : NULL;
+    float *sum = a->sum && res ? a->sum + r * a->ldx : NULL;
     double m = 0.0, s = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        const double d = (double)x[i] - m;
-        m += d / (double)(i + 1);
-        s += d * ((double)x[i] - m);
+    for (size_t i = 0; i < a->cols; i++) {
+        const float v = source(x, res, NULL, i);
+        if (sum)
+            sum[i] = v;
+        if (a->flags & LN_FLAG_RMS_NORM) {
+            s += (double)v * v;
+        } else {
+            const double d = (double)v - m;
+            m += d / (double)(i + 1);
+            s += d * ((double)v - m);
+        }
     }
     *mean = m;
-    *m2 = s;
+    *var = s / (double)a->cols;
 }
 
 static void forward_scalar(const ln_fwd_args *a, size_t r0, size_t r1)
 {
-    const size_t n = a->cols;
     for (size_t r = r0; r < r1; r++) {
         const float *x = a->x + r * a->ldx;
+        const float *res = a->residual ? a->residual + r * a->ldx : NULL;
+        const float *sum = a->sum && res ? a->sum + r * a->ldx : NULL;
         float *y = a->y + r * a->ldy;
-        double mean, m2;
-        row_stats(x, n, &mean, &m2);
-        const double rstd = 1.0 / sqrt(m2 / (double)n + (double)a->eps);
-        for (size_t i = 0; i < n; i++) {
+        double mean, var;
+        row_stats(a, r, &mean, &var);
+        const double rstd = 1.0 / sqrt(var + (double)a->eps);
+        for (size_t i = 0; i < a->cols; i++) {
             const double g = a->gamma ? (double)a->gamma[i] : 1.0;
             const double b = a->beta ? (double)a->beta[i] : 0.0;
             /* Centered: a constant row gives exactly 0 * g + b == beta. */
-            y[i] = (float)(((double)x[i] - mean) * rstd * g + b);
+            y[i] = (float)(((double)source(x, res, sum, i) - mean) * rstd * g + b);
         }
         if (a->mean)
             a->mean[r] = (float)mean;
         if (a->rstd)
             a->rstd[r] = (float)rstd;
     }
+}
+
+/* The saved mean, or 0 for RMSNorm (whose mean pointer may be NULL). */
+static double saved_mean(const ln_bwd_args *a, size_t r)
+{
+    return (a->flags & LN_FLAG_RMS_NORM) ? 0.0 : (double)a->mean[r];
 }
 
 /* dgamma/dbeta partials column by column, in double over the block's rows. This runs
@@ -48,7 +75,7 @@ static void param_grads(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamm
         double sg = 0.0, sb = 0.0; /* from +0: an all-zero sum stays +0 */
         for (size_t r = r0; r < r1; r++) {
             const double dy = a->dy[r * a->lddy + j];
-            const double xhat = ((double)a->x[r * a->ldx + j] - a->mean[r]) * a->rstd[r];
+            const double xhat = ((double)a->x[r * a->ldx + j] - saved_mean(a, r)) * a->rstd[r];
             sg += dy * xhat;
             sb += dy;
         }
@@ -63,6 +90,8 @@ static void backward_scalar(const ln_bwd_args *a, size_t r0, size_t r1, float *d
                             float *dbeta)
 {
     const size_t n = a->cols;
+    const int centered = !(a->flags & LN_FLAG_RMS_NORM);
+    const int accumulate = (a->flags & LN_FLAG_ACCUMULATE) != 0;
     if (dgamma || dbeta)
         param_grads(a, r0, r1, dgamma, dbeta);
     if (!a->dx)
@@ -71,18 +100,20 @@ static void backward_scalar(const ln_bwd_args *a, size_t r0, size_t r1, float *d
         const float *dy = a->dy + r * a->lddy;
         const float *x = a->x + r * a->ldx;
         float *dx = a->dx + r * a->lddx;
-        const double mean = a->mean[r], rstd = a->rstd[r];
+        const double mean = saved_mean(a, r), rstd = a->rstd[r];
         double sum_g = 0.0, sum_gx = 0.0;
         for (size_t i = 0; i < n; i++) {
             const double g = (double)dy[i] * (a->gamma ? (double)a->gamma[i] : 1.0);
             sum_g += g;
             sum_gx += g * (((double)x[i] - mean) * rstd);
         }
-        const double mg = sum_g / (double)n, mgx = sum_gx / (double)n;
+        const double mg = centered ? sum_g / (double)n : 0.0, mgx = sum_gx / (double)n;
         for (size_t i = 0; i < n; i++) {
             const double g = (double)dy[i] * (a->gamma ? (double)a->gamma[i] : 1.0);
             const double xhat = ((double)x[i] - mean) * rstd;
-            dx[i] = (float)(rstd * (g - mg - xhat * mgx));
+            const double v = rstd * (g - mg - xhat * mgx);
+            /* dy[i] was read above, before this store, so dx == dy is fine here too. */
+            dx[i] = (float)(accumulate ? (double)dx[i] + v : v);
         }
     }
 }

@@ -14,17 +14,21 @@
 
 static const ln_kernels *oracle(void) { return ln_kernels_get(LN_ISA_SCALAR); }
 
+static unsigned g_flags; /* LN_FLAG_RMS_NORM for the RMSNorm variants of the tests */
+
 static void fwd(const float *x, const float *g, const float *b, float *y, float *m, float *r,
                 size_t rows, size_t cols, float eps)
 {
-    const ln_fwd_args a = {x, cols, g, b, y, cols, m, r, cols, eps};
+    const ln_fwd_args a = {.x = x, .ldx = cols, .gamma = g, .beta = b, .y = y, .ldy = cols,
+                           .mean = m, .rstd = r, .cols = cols, .eps = eps, .flags = g_flags};
     oracle()->forward(&a, 0, rows);
 }
 
-static void bwd(const float *dy, const float *x, const float *g, const float *m,
-                const float *r, float *dx, float *dg, float *db, size_t rows, size_t cols)
+static void bwd(const float *dy, const float *x, const float *g, const float *m, const float *r,
+                float *dx, float *dg, float *db, size_t rows, size_t cols)
 {
-    const ln_bwd_args a = {dy, cols, x, cols, g, m, r, dx, cols, cols};
+    const ln_bwd_args a = {.dy = dy, .lddy = cols, .x = x, .ldx = cols, .gamma = g, .mean = m,
+                           .rstd = r, .dx = dx, .lddx = cols, .cols = cols, .flags = g_flags};
     assert_int_equal(ln_backward_run(oracle(), &a, rows, dg, db), LN_OK);
 }
 
@@ -131,7 +135,7 @@ static long double loss(const long double *x, const long double *g, const long d
         long double m = 0, v = 0;
         for (size_t i = 0; i < n; i++)
             m += xr[i];
-        m /= n;
+        m = g_flags ? 0 : m / n; /* RMSNorm: no centering */
         for (size_t i = 0; i < n; i++)
             v += (xr[i] - m) * (xr[i] - m);
         const long double rs = 1.0L / sqrtl(v / n + 1e-5L);
@@ -181,24 +185,44 @@ static void backward_matches_finite_differences(void **state)
             long double sg = 0, sgx = 0;
             for (size_t i = 0; i < n; i++) {
                 sg += fabsl((long double)dy[r * n + i] * g[i]);
-                sgx += fabsl((long double)dy[r * n + i] * g[i] * (x[r * n + i] - mean[r]) * rstd[r]);
+                sgx +=
+                    fabsl((long double)dy[r * n + i] * g[i] * (x[r * n + i] - mean[r]) * rstd[r]);
             }
             for (size_t i = 0; i < n; i++) {
                 const long double xhat = fabsl((x[r * n + i] - mean[r]) * (long double)rstd[r]);
-                const long double scale = rstd[r] * (fabsl((long double)dy[r * n + i] * g[i]) + sg / n + xhat * sgx / n);
-                const long double tol = 16 * TU_EPS32 * scale * (1 + fabsl(mean[r]) * rstd[r]) + 1e-8L;
+                const long double scale =
+                    rstd[r] * (fabsl((long double)dy[r * n + i] * g[i]) + sg / n + xhat * sgx / n);
+                const long double tol =
+                    16 * TU_EPS32 * scale * (1 + fabsl(mean[r]) * rstd[r]) + 1e-8L;
                 const long double fd = central_diff(xl, r * n + i, xl, gl, bl, dy, rows, n);
                 assert_true(fabsl(dx[r * n + i] - fd) <= tol);
             }
         }
         for (size_t i = 0; i < n; i++) {
-            /* Linear in gamma and beta: the difference is exact up to rounding. */
+            /* L is linear in gamma and beta, so the differences are exact up to rounding.
+               dgamma sums dy * xhat over rows with xhat from the float stats: each term
+               is off by <= 4 2^-24 |dy| (|xhat| + |mean| rstd), and dbeta sums dy exactly
+               but for one final rounding. */
+            long double budget = 0, sum_dy = 0;
+            for (size_t r = 0; r < rows; r++) {
+                const long double xhat = fabsl((x[r * n + i] - mean[r]) * (long double)rstd[r]);
+                budget += fabsl((long double)dy[r * n + i]) * (xhat + fabsl(mean[r]) * rstd[r]);
+                sum_dy += fabsl((long double)dy[r * n + i]);
+            }
             const long double fdg = central_diff(gl, i, xl, gl, bl, dy, rows, n);
             const long double fdb = central_diff(bl, i, xl, gl, bl, dy, rows, n);
-            assert_true(fabsl(dg[i] - fdg) <= 16 * TU_EPS32 * (1 + fabsl(fdg)) * rows + 1e-8L);
-            assert_true(fabsl(db[i] - fdb) <= 16 * TU_EPS32 * (1 + fabsl(fdb)) * rows + 1e-8L);
+            assert_true(fabsl(dg[i] - fdg) <= 4 * TU_EPS32 * budget + 1e-8L);
+            assert_true(fabsl(db[i] - fdb) <= TU_EPS32 * sum_dy + 1e-8L);
         }
     }
+}
+
+/* The same finite-difference checks for RMSNorm (mean 0, no mean(g) term). */
+static void rms_backward_matches_finite_differences(void **state)
+{
+    g_flags = LN_FLAG_RMS_NORM;
+    backward_matches_finite_differences(state);
+    g_flags = 0;
 }
 
 int main(void)
@@ -208,6 +232,7 @@ int main(void)
         cmocka_unit_test(moments_of_normalized_rows),
         cmocka_unit_test(matches_long_double_two_pass),
         cmocka_unit_test(backward_matches_finite_differences),
+        cmocka_unit_test(rms_backward_matches_finite_differences),
     };
     return cmocka_run_group_tests_name("reference", tests, NULL, NULL);
 }

@@ -4,4 +4,8 @@ set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 dir=$LN_OUT/build-gcc
 CC=gcc ln_configure_build "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# What the kernel (not our CPUID code) says this CPU has, intersected with what the
+# build compiled: test_dispatch requires each of these to be available.
+export LN_EXPECT_AVAILABLE=$(ln_expected_isas "$dir")
+echo "expected available ISAs: $LN_EXPECT_AVAILABLE"
 ln_ctest native-gcc "$dir"

@@ -1,0 +1,314 @@
+/* test_kernel_forward.c - one kernel's forward against the scalar oracle (NUMERICS.md). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kcheck.h"
+#include "testutil.h"
+
+static const ln_kernels *K; /* the kernel under test */
+static const ln_kernels *ORACLE;
+
+/* Worst error seen per case, in units of its bound's scale, printed for the notes. */
+static double worst_random, worst_offset, worst_burn;
+
+/* One row set with random N(0,1) data at pointer offsets 0..15 floats, checked against
+   the oracle: |y - y_ref| <= tau (1 + |gamma xhat_ref| + |beta|); the mean error, in
+   units of std, and rstd's relative error obey the same tau, since xhat inherits both. */
+static void check_random(size_t rows, size_t cols, tu_rng *rng)
+{
+    const size_t n = rows * cols, ox = cols % 16, oy = (cols + 5) % 16;
+    const size_t og = (cols + 9) % 16, ob = (cols + 13) % 16;
+    float *xb = kc_alloc(n + 16), *yb = kc_alloc(n + 16), *gb = kc_alloc(cols + 16);
+    float *bb = kc_alloc(cols + 16), *yr = kc_alloc(n), *m = kc_alloc(rows);
+    float *r = kc_alloc(rows), *mr = kc_alloc(rows), *rr = kc_alloc(rows);
+    float *x = xb + ox, *y = yb + oy, *g = gb + og, *b = bb + ob;
+    tu_fill_normal(rng, x, n, 0.0, 1.0);
+    tu_fill_normal(rng, g, cols, 0.0, 1.0);
+    tu_fill_normal(rng, b, cols, 0.0, 1.0);
+    kc_forward(K, x, g, b, y, m, r, rows, cols, 1e-5f);
+    kc_forward(ORACLE, x, g, b, yr, mr, rr, rows, cols, 1e-5f);
+    const double tau = kc_tau(cols);
+    for (size_t row = 0; row < rows; row++) {
+        long double lm, lr;
+        tu_ref_stats(x + row * cols, cols, 1e-5f, &lm, &lr);
+        for (size_t i = 0; i < cols; i++) {
+            const size_t k = row * cols + i;
+            const double xhat = (double)(((long double)x[k] - lm) * lr);
+            const double scale = 1.0 + fabs(g[i] * xhat) + fabs(b[i]);
+            const double err = fabs((double)y[k] - yr[k]) / scale;
+            if (err > worst_random)
+                worst_random = err;
+            if (!(err <= tau))
+                fail_msg("cols %zu row %zu col %zu: y %.9g, oracle %.9g", cols, row, i, y[k],
+                         yr[k]);
+        }
+        assert_true(fabs((double)m[row] - mr[row]) * rr[row] <=
+                    tau * (1.0 + fabs(mr[row]) * rr[row]));
+        assert_true(fabs((double)r[row] / rr[row] - 1.0) <= tau);
+    }
+    free(xb), free(yb), free(gb), free(bb), free(yr), free(m), free(r), free(mr), free(rr);
+}
+
+static void random_rows_every_small_cols(void **state)
+{
+    (void)state;
+    tu_rng rng = {1};
+    for (size_t cols = 1; cols <= 300; cols++)
+        check_random(1 + cols % 9, cols, &rng); /* rows 1..9 */
+    check_random(300, 64, &rng);
+    check_random(257, 100, &rng);
+    check_random(200, 256, &rng);
+}
+
+static void random_rows_large_cols(void **state)
+{
+    (void)state;
+    static const size_t cols_list[] = {511,  512,  513,  767,  768,  1000, 1023,  1024,  1280,
+                                       1600, 1601, 2048, 4095, 4096, 8192, 12288, 16384, 65536};
+    tu_rng rng = {2};
+    for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {
+        if (kc_quick() && cols_list[c] > 4096)
+            continue;
+        check_random(cols_list[c] <= 2048 ? 5 : 2, cols_list[c], &rng);
+    }
+    check_random(kc_quick() ? 20 : 300, 768, &rng);
+}
+
+/* NULL gamma means ones and NULL beta zeros: the same values as explicit ones/zeros
+   (compared by value, so an fma's +0 against a product's -0 does not count). */
+static void null_gamma_beta_are_ones_and_zeros(void **state)
+{
+    (void)state;
+    tu_rng rng = {3};
+    static const size_t cols_list[] = {1, 7, 16, 33, 100, 768, 1601};
+    for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {
+        const size_t cols = cols_list[c], rows = 3, n = rows * cols;
+        float *x = kc_alloc(n), *ones = kc_alloc(cols), *zeros = kc_alloc(cols);
+        float *g = kc_alloc(cols), *b = kc_alloc(cols), *y1 = kc_alloc(n), *y2 = kc_alloc(n);
+        tu_fill_normal(&rng, x, n, 0.3, 2.0);
+        tu_fill_normal(&rng, g, cols, 0.0, 1.0);
+        tu_fill_normal(&rng, b, cols, 0.0, 1.0);
+        for (size_t i = 0; i < cols; i++)
+            ones[i] = 1.0f, zeros[i] = 0.0f;
+        const float *gs[] = {NULL, g}, *bs[] = {NULL, b};
+        for (int gi = 0; gi < 2; gi++)
+            for (int bi = 0; bi < 2; bi++) {
+                kc_forward(K, x, gs[gi], bs[bi], y1, NULL, NULL, rows, cols, 1e-5f);
+                kc_forward(K, x, gi ? g : ones, bi ? b : zeros, y2, NULL, NULL, rows, cols, 1e-5f);
+                for (size_t i = 0; i < n; i++)
+                    assert_true(y1[i] == y2[i]);
+            }
+        free(x), free(ones), free(zeros), free(g), free(b), free(y1), free(y2);
+    }
+}
+
+/* x = mu + N(0, sigma^2), mu/sigma in {1e2, 1e3, 1e4}: rounding the inputs alone moves
+   xhat by ~2^-24 mu/sigma, so the contract is |xhat - xhat_ref| <= 16 * 2^-24 (1 + mu/sigma). */
+static void offset_rows(void **state)
+{
+    (void)state;
+    static const double ratios[] = {1e2, 1e3, 1e4};
+    static const size_t cols_list[] = {4, 16, 100, 768, 4096};
+    tu_rng rng = {4};
+    for (size_t q = 0; q < 3; q++)
+        for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {
+            const size_t cols = cols_list[c], rows = 4, n = rows * cols;
+            float *x = kc_alloc(n), *y = kc_alloc(n);
+            long double *ref = malloc(cols * sizeof *ref);
+            const double sigma = 0.01 + tu_uniform(&rng);
+            tu_fill_normal(&rng, x, n, ratios[q] * sigma, sigma);
+            kc_forward(K, x, NULL, NULL, y, NULL, NULL, rows, cols, 1e-5f);
+            for (size_t row = 0; row < rows; row++) {
+                /* The row's own mean/std: a few samples' spread differs from sigma. */
+                long double lm, lr;
+                tu_ref_stats(x + row * cols, cols, 1e-5f, &lm, &lr);
+                const double bound = 16 * TU_EPS32 * (1 + (double)(fabsl(lm) * lr));
+                tu_ref_forward_row(x + row * cols, NULL, NULL, cols, 1e-5f, ref);
+                for (size_t i = 0; i < cols; i++) {
+                    const double err = fabs((double)(y[row * cols + i] - ref[i]));
+                    if (err / bound > worst_offset)
+                        worst_offset = err / bound;
+                    assert_true(err <= bound);
+                }
+            }
+            free(x), free(y), free(ref);
+        }
+}
+
+/* burn #5607: 16 values around 100 spaced 1e-3, where E[x^2] - E[x]^2 erred by 1.03. */
+static void burn_5607_row(void **state)
+{
+    (void)state;
+    float x[16], y[16];
+    long double ref[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = (float)(100.0 + (i - 7.5) * 1e-3);
+    kc_forward(K, x, NULL, NULL, y, NULL, NULL, 1, 16, 1e-5f);
+    tu_ref_forward_row(x, NULL, NULL, 16, 1e-5f, ref);
+    for (int i = 0; i < 16; i++) {
+        const double err = fabs((double)(y[i] - ref[i]));
+        if (err > worst_burn)
+            worst_burn = err;
+        assert_true(err < 1e-2);
+    }
+}
+
+/* ONNX Runtime #21935/#28463 (NaN for [40000..40003]) and PyTorch #51102 (variance 48425
+   instead of ~1 for randn(5,4) + 2000): exact inputs, so the offset bound applies. */
+static void onnx_and_pytorch_offset_rows(void **state)
+{
+    (void)state;
+    const float ort[4] = {40000, 40001, 40002, 40003};
+    float x[20], y[20], rstd[5];
+    long double ref[4];
+    kc_forward(K, ort, NULL, NULL, y, NULL, rstd, 1, 4, 1e-5f);
+    tu_ref_forward_row(ort, NULL, NULL, 4, 1e-5f, ref);
+    for (int i = 0; i < 4; i++)
+        assert_true(fabs((double)(y[i] - ref[i])) <= 16 * TU_EPS32 * (1 + 40001.5 / 1.118));
+    tu_rng rng = {5};
+    tu_fill_normal(&rng, x, 20, 2000.0, 1.0);
+    kc_forward(K, x, NULL, NULL, y, NULL, rstd, 5, 4, 1e-5f);
+    for (int r = 0; r < 5; r++) {
+        long double m, rs;
+        tu_ref_stats(x + 4 * r, 4, 1e-5f, &m, &rs);
+        tu_ref_forward_row(x + 4 * r, NULL, NULL, 4, 1e-5f, ref);
+        /* rstd^-2 is the variance: relative error within the same input-rounding floor. */
+        const double bound = 16 * TU_EPS32 * (1 + (double)(fabsl(m) * rs));
+        assert_true(fabs((double)(rstd[r] / rs) - 1.0) <= bound);
+        for (int i = 0; i < 4; i++)
+            assert_true(fabs((double)(y[4 * r + i] - ref[i])) <= bound);
+    }
+}
+
+/* A constant row has xhat == 0 exactly, so y == beta bit for bit and mean == the value. */
+static void constant_rows_give_beta(void **state)
+{
+    (void)state;
+    static const float values[] = {0.0f, 1.0f, -3.5f, 1e30f, -1e-30f, 40000.0f, 1e-40f};
+    static const float epss[] = {1e-5f, 1e-6f, 1e-12f};
+    static const size_t cols_list[] = {1, 3, 16, 17, 768, 1601};
+    tu_rng rng = {6};
+    for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {
+        const size_t cols = cols_list[c], rows = 2, n = rows * cols;
+        float *x = kc_alloc(n), *y = kc_alloc(n), *g = kc_alloc(cols), *b = kc_alloc(cols);
+        float m[2];
+        tu_fill_normal(&rng, g, cols, 0.0, 1.0);
+        for (size_t i = 0; i < cols; i++)
+            b[i] = (float)(0.5 + tu_uniform(&rng)); /* nonzero: no signed-zero ambiguity */
+        for (size_t v = 0; v < sizeof values / sizeof *values; v++)
+            for (size_t e = 0; e < 3; e++) {
+                for (size_t i = 0; i < n; i++)
+                    x[i] = values[v];
+                kc_forward(K, x, g, b, y, m, NULL, rows, cols, epss[e]);
+                for (size_t r = 0; r < rows; r++) {
+                    assert_true(kc_same_bits(y + r * cols, b, cols));
+                    assert_true(m[r] == values[v]);
+                }
+            }
+        free(x), free(y), free(g), free(b);
+    }
+}
+
+/* A NaN or +-Inf anywhere in a row makes all of that row's y NaN; other rows are
+   bitwise what they are without the bad rows. */
+static void nan_and_inf_rows_are_contained(void **state)
+{
+    (void)state;
+    static const size_t cols_list[] = {1, 5, 64, 1000};
+    tu_rng rng = {7};
+    for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {
+        const size_t cols = cols_list[c], rows = 6, n = rows * cols;
+        float *x = kc_alloc(n), *clean = kc_alloc(n), *y = kc_alloc(n), *g = kc_alloc(cols);
+        tu_fill_normal(&rng, x, n, 0.0, 1.0);
+        tu_fill_normal(&rng, g, cols, 0.0, 1.0);
+        kc_forward(K, x, g, NULL, clean, NULL, NULL, rows, cols, 1e-5f);
+        x[1 * cols + cols / 2] = NAN;
+        x[3 * cols + cols - 1] = INFINITY;
+        x[4 * cols] = -INFINITY;
+        kc_forward(K, x, g, NULL, y, NULL, NULL, rows, cols, 1e-5f);
+        for (size_t r = 0; r < rows; r++) {
+            if (r == 1 || r == 3 || r == 4)
+                for (size_t i = 0; i < cols; i++)
+                    assert_true(isnan(y[r * cols + i]));
+            else
+                assert_true(kc_same_bits(y + r * cols, clean + r * cols, cols));
+        }
+        free(x), free(clean), free(y), free(g);
+    }
+}
+
+/* Same inputs: the same bits every time, in place or not, whatever rows share a call and
+   whatever the row strides (threads split rows arbitrarily; strided views are rows too). */
+static void bits_independent_of_call_shape(void **state)
+{
+    (void)state;
+    static const size_t cols_list[] = {1, 2, 3, 5, 8, 15, 16, 17, 31, 64, 100, 256, 768, 1601};
+    tu_rng rng = {8};
+    for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {
+        const size_t cols = cols_list[c], rows = 13, n = rows * cols, ld = cols + 3;
+        float *x = kc_alloc(n), *g = kc_alloc(cols), *b = kc_alloc(cols), *y1 = kc_alloc(n);
+        float *y2 = kc_alloc(n), *xs = kc_alloc(rows * ld), *ys = kc_alloc(rows * (ld + 4));
+        float m1[13], r1[13], m2[13], r2[13];
+        tu_fill_normal(&rng, x, n, 1.0, 3.0);
+        tu_fill_normal(&rng, g, cols, 0.0, 1.0);
+        tu_fill_normal(&rng, b, cols, 0.0, 1.0);
+        kc_forward(K, x, g, b, y1, m1, r1, rows, cols, 1e-5f);
+        kc_forward(K, x, g, b, y2, m2, r2, rows, cols, 1e-5f); /* run after run */
+        assert_true(kc_same_bits(y1, y2, n) && kc_same_bits(m1, m2, rows) &&
+                    kc_same_bits(r1, r2, rows));
+        const ln_fwd_args a = {.x = x, .ldx = cols, .gamma = g, .beta = b, .y = y2, .ldy = cols,
+                               .mean = m2, .rstd = r2, .cols = cols, .eps = 1e-5f};
+        for (size_t r = 0; r < rows; r++) /* one row per call */
+            K->forward(&a, r, r + 1);
+        assert_true(kc_same_bits(y1, y2, n) && kc_same_bits(m1, m2, rows) &&
+                    kc_same_bits(r1, r2, rows));
+        K->forward(&a, 0, 3), K->forward(&a, 3, 4), K->forward(&a, 4, rows); /* uneven groups */
+        assert_true(kc_same_bits(y1, y2, n));
+        for (size_t r = 0; r < rows; r++)
+            memcpy(xs + r * ld, x + r * cols, cols * sizeof *x);
+        const ln_fwd_args s = {.x = xs, .ldx = ld, .gamma = g, .beta = b, .y = ys, .ldy = ld + 4,
+                               .cols = cols, .eps = 1e-5f};
+        K->forward(&s, 0, rows);
+        for (size_t r = 0; r < rows; r++)
+            assert_true(kc_same_bits(ys + r * (ld + 4), y1 + r * cols, cols));
+        memcpy(y2, x, n * sizeof *x); /* in place: y == x */
+        kc_forward(K, y2, g, b, y2, NULL, NULL, rows, cols, 1e-5f);
+        assert_true(kc_same_bits(y1, y2, n));
+        free(x), free(g), free(b), free(y1), free(y2), free(xs), free(ys);
+    }
+}
+
+static int report(void **state)
+{
+    (void)state;
+    printf("[ %-8s ] forward worst: random %.3g (x tau-scale), offset %.3g (x bound), "
+           "burn#5607 %.3g (abs)\n",
+           K->name, worst_random, worst_offset, worst_burn);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    K = kc_kernel_from_args(argc, argv);
+    ORACLE = ln_kernels_get(LN_ISA_SCALAR);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(random_rows_every_small_cols),
+        cmocka_unit_test(random_rows_large_cols),
+        cmocka_unit_test(null_gamma_beta_are_ones_and_zeros),
+        cmocka_unit_test(offset_rows),
+        cmocka_unit_test(burn_5607_row),
+        cmocka_unit_test(onnx_and_pytorch_offset_rows),
+        cmocka_unit_test(constant_rows_give_beta),
+        cmocka_unit_test(nan_and_inf_rows_are_contained),
+        cmocka_unit_test(bits_independent_of_call_shape),
+    };
+    return cmocka_run_group_tests_name(K->name, tests, NULL, report);
+}
