@@ -165,15 +165,17 @@ static void check_backward(const fc_case *c, int isa, const rowinfo *ri, const f
 
 static ln_fwd_args fwd_args(const fc_case *c, const float *x, float *y, float *mean, float *rstd)
 {
-    const ln_fwd_args a = {x, c->s.ld, c->gamma, c->beta, y, c->s.ld, mean, rstd, c->s.cols,
-                           c->s.eps};
+    const ln_fwd_args a = {.x = x, .ldx = c->s.ld, .gamma = c->gamma, .beta = c->beta, .y = y,
+                           .ldy = c->s.ld, .mean = mean, .rstd = rstd, .cols = c->s.cols,
+                           .eps = c->s.eps};
     return a;
 }
 
 static ln_bwd_args bwd_args(const fc_case *c, const float *dy, float *dx)
 {
-    const ln_bwd_args a = {dy, c->s.ld, c->x, c->s.ld, c->gamma, c->mean_ref, c->rstd_ref,
-                           dx, c->s.ld, c->s.cols};
+    const ln_bwd_args a = {.dy = dy, .lddy = c->s.ld, .x = c->x, .ldx = c->s.ld,
+                           .gamma = c->gamma, .mean = c->mean_ref, .rstd = c->rstd_ref,
+                           .dx = dx, .lddx = c->s.ld, .cols = c->s.cols};
     return a;
 }
 
