@@ -19,6 +19,9 @@
 #define COLS 67
 #define N (ROWS * COLS)
 #define ITERS 60
+/* On a loaded 2-core machine the cap thread and a worker may share a core for a whole
+   time slice; workers go on (up to MAX_ITERS) until two ISAs' results have been seen. */
+#define MAX_ITERS 5000
 #define NISA (LN_ISA_SVE + 1)
 
 typedef struct result {
@@ -36,6 +39,7 @@ typedef struct work {
 static work *g_work;
 static int g_isas[NISA], g_nisa;
 static atomic_int g_running;
+static atomic_uint g_seen; /* bit per ISA whose result any worker got back */
 
 static void forward(work *w, result *r)
 {
@@ -79,7 +83,8 @@ static void *worker(void *arg)
 {
     work *w = arg;
     const int id = (int)(w - g_work);
-    for (int it = 0; it < ITERS; it++) {
+    for (int it = 0; it < ITERS || (g_nisa > 1 && __builtin_popcount(atomic_load(&g_seen)) < 2 &&
+                                      it < MAX_ITERS); it++) {
         forward(w, &w->got);
         const int fi = forward_isa(w, &w->got);
         w->calls++;
@@ -88,6 +93,7 @@ static void *worker(void *arg)
             continue;
         }
         w->seen |= 1 << fi;
+        atomic_fetch_or(&g_seen, 1u << fi);
         backward(w, &w->got, &w->got);
         int ok = 0;
         for (int k = 0; k < g_nisa && !ok; k++)
@@ -162,7 +168,7 @@ static void results_are_single_threaded_ones(void **state)
     }
     printf("# %d ISAs, %d forward+backward pairs, %ld cap changes, ISA mask seen 0x%x, "
            "%d mismatches\n", g_nisa, calls, flips, (unsigned)seen, bad);
-    assert_int_equal(calls, WORKERS * ITERS);
+    assert_true(calls >= WORKERS * ITERS);
     assert_int_equal(bad, 0);
     free(g_work);
     free(g_bwd_want);

@@ -64,6 +64,9 @@ static const size_t k_cols[] = {0, 1, 5, SIZE_MAX / 4 + 1, (size_t)1 << 33, SIZE
 #define N_OF(a) (sizeof(a) / sizeof *(a))
 
 static float g_arena[ARENA], g_before[ARENA];
+/* Validation happens before dispatch: after the first ISA, only the successful calls
+   (which reach a kernel) need repeating. */
+static int g_ok_only;
 
 /* Operand i at its layout offset; -2 puts it right after operand 0's matrix (whose
    size is capped: an overflowing shape is never accessed, but its address must exist). */
@@ -195,24 +198,23 @@ static int regions_intact(const table *t, float *const *at, size_t rows, size_t 
 }
 
 /* After success: every element of every given output is written (no sentinel left) and
-   nothing else in the arena changed. */
+   nothing else in the arena changed: with the outputs put back as they were, the arena
+   must equal the template (two bulk operations; valgrind runs this 10^4 times). */
 static int only_outputs_written(const table *t, float *const *p, size_t rows, size_t cols)
 {
-    static unsigned char mine[ARENA];
-    memset(mine, 0, sizeof mine);
+    static float undo[ARENA];
+    memcpy(undo, g_arena, sizeof undo);
     for (int o = t->nops - 3; o < t->nops; o++) {
         if (!p[o])
             continue;
-        for (size_t k = 0; k < len_of(t->kind[o], rows, cols); k++) {
+        const size_t n = len_of(t->kind[o], rows, cols);
+        for (size_t k = 0; k < n; k++)
             if (tu_sentinel_intact(p[o] + k, 1))
                 return 0;
-            mine[p[o] - g_arena + (ptrdiff_t)k] = 1;
-        }
+        const ptrdiff_t off = p[o] - g_arena;
+        memcpy(undo + off, g_before + off, n * sizeof(float));
     }
-    for (size_t k = 0; k < ARENA; k++)
-        if (!mine[k] && memcmp(&g_arena[k], &g_before[k], sizeof(float)) != 0)
-            return 0;
-    return 1;
+    return memcmp(undo, g_before, sizeof undo) == 0;
 }
 
 /* Every layout x shape x NULL pattern x eps: the documented status, and nothing written
@@ -236,6 +238,8 @@ static void run_table(const table *t, uint64_t seed)
                         const int want = t->expect(p, rows, cols, t->eps[e]);
                         if (want == LN_OK && rows * cols > SLOT)
                             continue; /* valid, but larger than the arena (1 x 2^33) */
+                        if (g_ok_only && (want != LN_OK || rows == 0))
+                            continue;
                         const int got = t->call(p, rows, cols, t->eps[e]);
                         const int wrote = got == LN_OK && rows > 0;
                         const int ok = got == want && (wrote ? only_outputs_written(t, p, rows, cols)
@@ -332,8 +336,9 @@ int main(void)
             continue;
         if (ln_set_max_isa(isa) != LN_OK)
             return 1;
-        printf("# --- ISA %s\n", ln_isa_name(isa));
+        printf("# --- ISA %s%s\n", ln_isa_name(isa), g_ok_only ? " (successful calls only)" : "");
         failed += cmocka_run_group_tests(tests, NULL, NULL);
+        g_ok_only = 1;
     }
     return failed;
 }
