@@ -111,6 +111,45 @@ static void finite_inside_limit(void **state)
     }
 }
 
+/* The limit is on |x - mean|, not on |x|: rows at the top of the float range with no or
+   a small spread are inside it. A kernel must never form x or mean alone times rstd
+   (FLT_MAX * rstd overflows), not even in masked-off tail lanes, whose 0 - mean times
+   rstd is -Inf and turns 0 * Inf into a NaN that spreads through the row's sums.
+   Odd column counts put every row into a tail. */
+static void extreme_offsets_inside_limit(void **state)
+{
+    (void)state;
+    static const float offs[] = {FLT_MAX, -FLT_MAX, 1e38f, -3e37f, 1e25f};
+    static const size_t cols[] = {1, 3, 7, 17, 34, 61};
+    tu_rng rng = {13};
+    for (size_t c = 0; c < N_OF(cols); c++) {
+        const size_t n = cols[c], rows = 2 * N_OF(offs), N = rows * n;
+        float x[2 * 5 * 61], y[2 * 5 * 61], dy[2 * 5 * 61], dx[2 * 5 * 61], g[61], b[61];
+        float dg[61], db[61], mean[10], rstd[10];
+        for (size_t k = 0; k < N_OF(offs); k++)
+            for (size_t i = 0; i < n; i++) {
+                x[2 * k * n + i] = offs[k];                                   /* constant */
+                x[(2 * k + 1) * n + i] = (i & 1) ? nextafterf(offs[k], 0) : offs[k]; /* 1 ulp */
+            }
+        for (size_t r = 0; r < rows; r++)
+            if (max_dev(x + r * n, n) >= limit_of(n)) /* 1 ulp of FLT_MAX is 2e31: beyond */
+                for (size_t i = 0; i < n; i++)
+                    x[r * n + i] = x[r * n];
+        tu_fill_normal(&rng, g, n, 1.0, 0.5);
+        tu_fill_normal(&rng, b, n, 0.0, 1.0);
+        tu_fill_normal(&rng, dy, N, 0.0, 1.0);
+        assert_int_equal(ln_forward_f32(x, g, b, y, mean, rstd, rows, n, 1e-5f), LN_OK);
+        assert_int_equal(ln_backward_f32(dy, x, g, mean, rstd, dx, dg, db, rows, n), LN_OK);
+        for (size_t r = 0; r < rows; r++)
+            if (!all_finite(y + r * n, n) || !all_finite(dx + r * n, n) || !isfinite(mean[r]) ||
+                !isfinite(rstd[r]))
+                fail_msg("%s: cols %zu row %zu (x0 = %g): non-finite output", ln_isa_name(g_isa),
+                         n, r, (double)x[r * n]);
+        assert_true(all_finite(dg, n));
+        assert_true(all_finite(db, n));
+    }
+}
+
 /* Rows beyond the limit, each alone, finite: any outputs, but scalar's stay finite. */
 static const float k_beyond[][4] = {
     {FLT_MAX, -FLT_MAX, FLT_MAX, -FLT_MAX},
@@ -181,6 +220,7 @@ int main(int argc, char **argv)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(finite_inside_limit),
+        cmocka_unit_test(extreme_offsets_inside_limit),
         cmocka_unit_test(contained_beyond_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
