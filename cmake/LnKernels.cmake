@@ -25,8 +25,14 @@ endfunction()
 
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   list(APPEND LN_SOURCES src/cpu_features_x86.c)
+  ln_add_kernel(AVX2 src/x86/avx2.c -mavx2 -mfma)
+  ln_add_kernel(AVX512 src/x86/avx512.c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma)
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   list(APPEND LN_SOURCES src/cpu_features_arm.c)
+  # Advanced SIMD is the AArch64 baseline: no flag. SVE gets its own; the kernel is
+  # vector-length agnostic, so one build serves 128- to 2048-bit implementations.
+  ln_add_kernel(NEON src/arm/neon.c)
+  ln_add_kernel(SVE src/arm/sve.c -march=armv8.2-a+sve)
 else()
   list(APPEND LN_SOURCES src/cpu_features_none.c)
 endif()

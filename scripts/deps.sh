@@ -5,9 +5,9 @@ set -euo pipefail
 what=${1:-test}
 
 build_pkgs=(gcc g++ make cmake pkgconf libcmocka-dev)
-bench_pkgs=(libbenchmark-dev libdnnl-dev python3-matplotlib python3-numpy)
+bench_pkgs=(libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev python3-matplotlib python3-numpy)
 test_pkgs=(libsleef-dev libbenchmark-dev clang-14 libclang-rt-14-dev valgrind abigail-tools
-  python3-numpy python3-pytest qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+  python3-numpy python3-pytest python3-torch qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
   libc6-dev-arm64-cross)
 arm64_pkgs=(libcmocka-dev:arm64 libsleef-dev:arm64 libbenchmark-dev:arm64 pkgconf:arm64)
 
@@ -18,7 +18,7 @@ case $what in
   *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac
 
-missing() { for p in "$@"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || echo "$p"; done; }
+missing() { for p in "$@"; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || echo "$p"; done; }
 apt_install() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "$@"

@@ -1,0 +1,358 @@
+// harness.cc - runs each case in its regime: buffers, statistics, cache flushing, timing, counters.
+#include "harness.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+
+#include <benchmark/benchmark.h>
+
+#include "baselines.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+namespace lnb {
+namespace {
+
+constexpr size_t kHotBytes = 256 * 1024;        // x of the hot regime: fits L2 with y
+constexpr size_t kColdBytes = 64 * 1024 * 1024; // x of the cold regime: twice any L3 here
+constexpr size_t kMaxCols = 16384;
+constexpr float kEps = 1e-5f;
+
+size_t rows_for(Regime rg, size_t cols)
+{
+    if (rg == Regime::row1)
+        return 1;
+    const size_t bytes = rg == Regime::cold ? kColdBytes : kHotBytes;
+    return std::max<size_t>(1, bytes / (sizeof(float) * cols));
+}
+
+const char *regime_name(Regime rg)
+{
+    return rg == Regime::hot ? "hot" : rg == Regime::cold ? "cold" : "row1";
+}
+
+// Buffer `k` starts 64 * 17 * k bytes past a page boundary: cache-line aligned, but no two
+// operands share their address bits 6..11, so streams never 4K-alias each other (a
+// store to dx[i] would otherwise look like it feeds a later load of x[i]). Never freed:
+// the arenas live as long as the process.
+float *alloc_floats(size_t n, unsigned k)
+{
+    const size_t skew = 64 * 17 * k % 4096, bytes = n * sizeof(float) + skew;
+    void *p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    if (!p) {
+        std::fprintf(stderr, "ln_bench: cannot allocate %zu bytes\n", bytes);
+        std::exit(1);
+    }
+    std::memset(p, 0, bytes); // fault the pages in now, not inside a timed call
+    return reinterpret_cast<float *>(static_cast<char *>(p) + skew);
+}
+
+// The buffers of one regime, sized for its largest problem and shared by every case:
+// hot cases keep finding them in L2, cold ones pay the same page mapping.
+struct Arena {
+    size_t elems, max_rows;
+    float *x, *y, *gamma, *beta, *mean, *rstd, *dy, *dx, *dgamma, *dbeta;
+
+    explicit Arena(size_t bytes)
+        : elems(bytes / sizeof(float)), max_rows(bytes / (sizeof(float) * 64))
+    {
+        x = alloc_floats(elems, 0);
+        y = alloc_floats(elems, 1);
+        dy = alloc_floats(elems, 2);
+        dx = alloc_floats(elems, 3);
+        gamma = alloc_floats(kMaxCols, 4);
+        beta = alloc_floats(kMaxCols, 5);
+        dgamma = alloc_floats(kMaxCols, 6);
+        dbeta = alloc_floats(kMaxCols, 7);
+        mean = alloc_floats(max_rows, 8);
+        rstd = alloc_floats(max_rows, 9);
+        fill_uniform(x, elems, -2.0f, 2.5f, 1);
+        fill_uniform(dy, elems, -1.0f, 1.0f, 2);
+        fill_uniform(gamma, kMaxCols, 0.5f, 1.5f, 3);
+        fill_uniform(beta, kMaxCols, -0.5f, 0.5f, 4);
+    }
+    Problem problem(size_t rows, size_t cols) const
+    {
+        return Problem{rows, cols, x, y, gamma, beta, mean, rstd, dy, dx, dgamma, dbeta};
+    }
+};
+
+Arena &arena(Regime rg)
+{
+    static std::unique_ptr<Arena> hot, cold; // cold's 256 MiB only when a cold case runs
+    std::unique_ptr<Arena> &a = rg == Regime::cold ? cold : hot;
+    if (!a)
+        a.reset(new Arena(rg == Regime::cold ? kColdBytes : kHotBytes));
+    return *a;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("clflushopt"))) void flush_lines_opt(const char *p, const char *end)
+{
+    for (; p < end; p += 64)
+        _mm_clflushopt(const_cast<char *>(p)); // the intrinsic takes void *, yet only evicts
+}
+void flush_lines_old(const char *p, const char *end)
+{
+    for (; p < end; p += 64)
+        _mm_clflush(p);
+}
+bool has_clflushopt()
+{
+    unsigned a, b, c, d;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23));
+}
+#endif
+
+// Writes back and evicts [p, p + bytes) from every cache level.
+void flush(const void *ptr, size_t bytes)
+{
+    const char *p = reinterpret_cast<const char *>(reinterpret_cast<uintptr_t>(ptr) & ~uintptr_t{63});
+    const char *end = static_cast<const char *>(ptr) + bytes;
+#if defined(__x86_64__) || defined(__i386__)
+    static const bool opt = has_clflushopt();
+    if (opt)
+        flush_lines_opt(p, end);
+    else
+        flush_lines_old(p, end);
+#elif defined(__aarch64__)
+    for (; p < end; p += 64)
+        __asm__ volatile("dc civac, %0" ::"r"(p) : "memory");
+#else
+    (void)p;
+    (void)end; // no flush here: the cold regime then measures a warm L3 (said in context)
+#endif
+}
+
+void fence()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_mfence(); // clflushopt is weakly ordered: the flushes must be done before the clock starts
+#elif defined(__aarch64__)
+    __asm__ volatile("dsb sy" ::: "memory");
+#endif
+}
+
+void flush_operands(const Problem &p, unsigned ops)
+{
+    const size_t big = p.rows * p.cols * sizeof(float), vec = p.cols * sizeof(float);
+    const size_t stat = p.rows * sizeof(float);
+    const struct { unsigned bit; const float *ptr; size_t bytes; } all[] = {
+        {OP_X, p.x, big}, {OP_Y, p.y, big}, {OP_DY, p.dy, big}, {OP_DX, p.dx, big},
+        {OP_GAMMA, p.gamma, vec}, {OP_BETA, p.beta, vec}, {OP_DGAMMA, p.dgamma, vec},
+        {OP_DBETA, p.dbeta, vec}, {OP_MEAN, p.mean, stat}, {OP_RSTD, p.rstd, stat},
+    };
+    for (const auto &o : all)
+        if (ops & o.bit)
+            flush(o.ptr, o.bytes);
+    fence();
+}
+
+// Every regime is timed on this thread's CPU clock (Google Benchmark's default for hot):
+// the machines are shared, and time spent descheduled is not the kernel's. Memory stalls
+// do count. A multi-threaded case would have to switch to wall-clock time.
+double thread_seconds()
+{
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+std::vector<Case> &cases()
+{
+    static std::vector<Case> v;
+    return v;
+}
+
+std::map<std::string, Check> &checks()
+{
+    static std::map<std::string, Check> m;
+    return m;
+}
+
+// "" when the case computed what its op's check expects (checked once per name).
+std::string check_once(const Case &c, const Problem &p)
+{
+    static std::set<std::string> done;
+    const auto it = checks().find(c.op);
+    if (!c.checked || it == checks().end() ||
+        !done.insert(c.op + "/" + c.impl + "/" + std::to_string(p.cols)).second)
+        return "";
+    return it->second(p);
+}
+
+void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
+{
+    const size_t rows = rows_for(rg, cols);
+    const Problem p = arena(rg).problem(rows, cols);
+    if (c.needs_stats) // backward's inputs: x's own statistics, computed untimed
+        ln_bench_naive_forward(p.x, p.gamma, p.beta, p.y, p.mean, p.rstd, rows, cols, kEps);
+    Call call;
+    try { // a competitor's setup may throw (oneDNN: dnnl::error): an error, not a crash
+        call = c.make(p);
+    } catch (const std::exception &e) {
+        st.SkipWithError(e.what());
+        return;
+    }
+    if (rg == Regime::cold) {
+        for (auto _ : st) {
+            flush_operands(p, c.operands);
+            const double t0 = thread_seconds();
+            call();
+            st.SetIterationTime(thread_seconds() - t0);
+        }
+    } else {
+        call(); // warm: the previous run may have been a cold one
+        const std::string err = check_once(c, p);
+        if (!err.empty()) {
+            st.SkipWithError(err.c_str());
+            return;
+        }
+        for (auto _ : st) {
+            call();
+            benchmark::ClobberMemory();
+        }
+    }
+    const double elems = static_cast<double>(rows * cols);
+    st.SetBytesProcessed(static_cast<int64_t>(static_cast<double>(st.iterations()) * elems *
+                                              c.bytes_per_elem));
+    // Rate, inverted: seconds per 1e-9 * elems, i.e. nanoseconds per element.
+    st.counters["ns_per_elem"] = benchmark::Counter(
+        elems * 1e-9, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+    st.counters["rows"] = static_cast<double>(rows);
+    st.counters["cols"] = static_cast<double>(cols);
+}
+
+double stat_min(const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); }
+double stat_max(const std::vector<double> &v) { return *std::max_element(v.begin(), v.end()); }
+
+struct Sweep {
+    std::vector<size_t> hot_cols, cold_cols, row1_cols;
+    int hot_reps, cold_reps;
+    double hot_min_time;
+    int cold_iters; // timed calls per repetition; each costs a flush of every operand
+};
+
+const std::vector<size_t> kAllCols = {64,   128,  256,  512,  768,   1024,  1280,
+                                      1600, 1601, 2048, 4096, 8192, 12288, 16384};
+
+Sweep sweep_named(const std::string &name)
+{
+    if (name == "smoke") // CI: every case once, each regime, a full row and a tail
+        return {{64, 1601}, {1601}, {768}, 1, 1, 0.001, 1};
+    if (name == "full")
+        return {kAllCols, kAllCols, {768, 1600, 4096}, 9, 7, 0.05, 3};
+    // quick: every cols hot; cold only where the regime changes character (small rows,
+    // GPT-2 sizes, a tail, the largest), one call per repetition (each costs a 64 MiB
+    // setup and flush) but still the 7 repetitions PERFORMANCE.md asks for.
+    return {kAllCols, {64, 768, 1601, 4096, 16384}, {768, 1600, 4096}, 7, 7, 0.01, 1};
+}
+
+} // namespace
+
+void fill_uniform(float *p, size_t n, float lo, float hi, unsigned seed)
+{
+    uint64_t s = 0x9E3779B97F4A7C15ull * (seed + 1);
+    for (size_t i = 0; i < n; i++) {
+        s ^= s << 13; // xorshift64: fast, fixed, and plenty for benchmark data
+        s ^= s >> 7;
+        s ^= s << 17;
+        p[i] = lo + (hi - lo) * static_cast<float>(s >> 40) * (1.0f / 16777216.0f);
+    }
+}
+
+void add_case(const Case &c) { cases().push_back(c); }
+
+static Make wrap(Simple f)
+{
+    return [f](const Problem &p) -> Call { return [f, p] { f(p); }; };
+}
+
+void add_fwd(const std::string &impl, Make make, const std::string &op)
+{
+    add_case({op, impl, std::move(make), OPS_FWD, 8.0, false, {Regime::hot, Regime::cold}});
+}
+void add_bwd(const std::string &impl, Make make, const std::string &op)
+{
+    add_case({op, impl, std::move(make), OPS_BWD, 12.0, true, {Regime::hot, Regime::cold}});
+}
+void add_fwd(const std::string &impl, Simple f, const std::string &op)
+{
+    add_fwd(impl, wrap(std::move(f)), op);
+}
+void add_bwd(const std::string &impl, Simple f, const std::string &op)
+{
+    add_bwd(impl, wrap(std::move(f)), op);
+}
+
+// Same bytes, same regime, and only the operands the stream itself moves get flushed.
+void add_stream(const std::string &op, bool backward)
+{
+    const Simple copy = [](const Problem &p) { ln_bench_stream_copy(p.x, p.y, p.rows * p.cols); };
+    const Simple add = [](const Problem &p) {
+        ln_bench_stream_add(p.dy, p.x, p.dx, p.rows * p.cols);
+    };
+    const unsigned ops = backward ? OP_DY | OP_X | OP_DX : OP_X | OP_Y;
+    const double bpe = backward ? 12.0 : 8.0;
+    add_case({op, "stream", wrap(backward ? add : copy), ops, bpe, false,
+              {Regime::hot, Regime::cold}, false});
+#if LN_BENCH_HAVE_STREAM_NT
+    // Cold only: in L2 non-temporal stores are just slower. A kernel using them may beat
+    // "stream"; this is the roof it then answers to.
+    const Simple copy_nt = [](const Problem &p) {
+        ln_bench_stream_copy_nt(p.x, p.y, p.rows * p.cols);
+    };
+    const Simple add_nt = [](const Problem &p) {
+        ln_bench_stream_add_nt(p.dy, p.x, p.dx, p.rows * p.cols);
+    };
+    add_case({op, "stream_nt", wrap(backward ? add_nt : copy_nt), ops, bpe, false,
+              {Regime::cold}, false});
+#endif
+}
+
+void set_check(const std::string &op, Check check) { checks()[op] = std::move(check); }
+
+void note(const std::string &key, const std::string &value)
+{
+    benchmark::AddCustomContext(key, value);
+}
+
+void register_all(const std::string &sweep_name, bool explicit_reps)
+{
+    const Sweep sw = sweep_named(sweep_name);
+    note("ln_sweep", sweep_name);
+    note("ln_clock", "thread CPU time");
+    for (Regime rg : {Regime::hot, Regime::cold, Regime::row1}) {
+        const auto &cols_list = rg == Regime::hot ? sw.hot_cols
+                                : rg == Regime::cold ? sw.cold_cols : sw.row1_cols;
+        for (const Case &c : cases()) {
+            if (std::find(c.regimes.begin(), c.regimes.end(), rg) == c.regimes.end())
+                continue;
+            for (size_t cols : cols_list) {
+                const std::string name = c.op + "/" + regime_name(rg) + "/" + c.impl + "/" +
+                                         std::to_string(cols);
+                auto *b = benchmark::RegisterBenchmark(
+                    name.c_str(), [c, rg, cols](benchmark::State &st) { run_case(st, c, rg, cols); });
+                b->ComputeStatistics("min", stat_min)->ComputeStatistics("max", stat_max);
+                if (rg == Regime::cold)
+                    b->UseManualTime()->Iterations(sw.cold_iters);
+                else
+                    b->MinTime(sw.hot_min_time);
+                if (!explicit_reps)
+                    b->Repetitions(rg == Regime::cold ? sw.cold_reps : sw.hot_reps);
+            }
+        }
+    }
+}
+
+} // namespace lnb

@@ -1,0 +1,62 @@
+// main.cc - ln_bench: registers every case for the chosen sweep and hands over to Google Benchmark.
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <sys/utsname.h>
+
+#include <benchmark/benchmark.h>
+
+#include "harness.h"
+
+namespace {
+
+std::string cpu_model()
+{
+    std::ifstream f("/proc/cpuinfo");
+    for (std::string line; std::getline(f, line);)
+        if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+            return line.substr(line.find(':') + 2);
+    utsname u{}; // Arm's /proc/cpuinfo has no model name: at least say the architecture
+    return std::string("unknown ") + (uname(&u) == 0 ? u.machine : "CPU");
+}
+
+} // namespace
+
+// Own flag: --ln_sweep=quick|full|smoke (default quick). Everything else goes to Google Benchmark.
+int main(int argc, char **argv)
+{
+    std::string sweep = "quick";
+    bool explicit_reps = false;
+    std::vector<char *> rest;
+    for (int i = 0; i < argc; i++) {
+        if (std::strncmp(argv[i], "--ln_sweep=", 11) == 0) {
+            sweep = argv[i] + 11;
+            continue;
+        }
+        if (std::strncmp(argv[i], "--benchmark_repetitions", 23) == 0)
+            explicit_reps = true;
+        rest.push_back(argv[i]);
+    }
+    if (sweep != "quick" && sweep != "full" && sweep != "smoke") {
+        std::fprintf(stderr, "ln_bench: --ln_sweep must be quick, full or smoke\n");
+        return 2;
+    }
+    int n = static_cast<int>(rest.size());
+    benchmark::Initialize(&n, rest.data());
+    if (benchmark::ReportUnrecognizedArguments(n, rest.data()))
+        return 2;
+
+    lnb::note("cpu_model", cpu_model());
+    ln_bench_cases_layernorm();
+#ifdef LN_BENCH_ONEDNN
+    ln_bench_cases_onednn();
+#else
+    lnb::note("onednn", "absent");
+#endif
+    lnb::register_all(sweep, explicit_reps);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# 70-bench-smoke.sh - the benchmark harness still builds (-Werror) and every case runs once
+# and matches the scalar oracle; speed is not judged here (scripts/bench.sh measures it).
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+dir=$LN_OUT/build-bench-smoke
+ln_configure_build "$dir" -DCMAKE_BUILD_TYPE=Release -DLN_BUILD_BENCH=ON -DLN_BUILD_TESTS=OFF \
+  || { ln_record bench-smoke 0 1 0; exit 1; }
+json=$LN_OUT/bench-smoke.json
+"$dir/bench/ln_bench" --ln_sweep=smoke --benchmark_out="$json" --benchmark_out_format=json \
+  > "$LN_OUT/bench-smoke.log" 2>&1 || { tail -n 20 "$LN_OUT/bench-smoke.log"; ln_record bench-smoke 0 1 0; exit 1; }
+# The tables must build from the JSON too (no plot: matplotlib is a bench-only package).
+/usr/bin/python3 "$LN_ROOT/bench/report.py" "$json" --out "$LN_OUT/bench-smoke" --no-plot > /dev/null
+# One count per benchmark: passed = a figure, failed = an error (e.g. its output check);
+# oneDNN absent from the build is one visible skip.
+read -r passed failed skipped < <(/usr/bin/python3 - "$json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+names = {b["run_name"]: b.get("error_occurred", False) for b in doc["benchmarks"]}
+for n, err in names.items():
+    if err:
+        print("bench-smoke: FAILED", n, file=sys.stderr)
+bad = sum(names.values())
+print(len(names) - bad, bad, int(doc["context"].get("onednn") == "absent"))
+PY
+)
+echo "bench-smoke: $passed benchmarks ran, $failed failed, oneDNN skipped: $skipped"
+ln_record bench-smoke "$passed" "$failed" "$skipped"
+[ "$failed" = 0 ]
