@@ -108,8 +108,10 @@ static void check_forward(const fc_case *c, int isa, const rowinfo *ri, const fl
                 die(c, "rstd of a NaN/Inf row", isa, r, 0, rstd[r], c->rstd_ref[r], 0);
         } else if (mean) /* the offset-row floor 16u(1 + M rstd), in units of x: 16u(1/rstd + M) */
             near(c, "mean", isa, r, 0, mean[r], c->mean_ref[r], 16 * U * (1 / rs + M));
+        /* rstd's relative error reaches y as that fraction of gamma xhat: the y bound's
+           two terms, per unit of |xhat| (tau, and the offset floor 16u(1 + M rstd)). */
         if (rstd && ri[r].cls == SPEC)
-            near(c, "rstd", isa, r, 0, rstd[r], c->rstd_ref[r], tau(n) * rs);
+            near(c, "rstd", isa, r, 0, rstd[r], c->rstd_ref[r], (tau(n) + 16 * U * (1 + M * rs)) * rs);
         const float *xr = c->x + r * ld;
         for (size_t i = 0; i < n; i++) {
             const float want = c->y_ref[r * ld + i], got = y[r * ld + i];
