@@ -22,6 +22,7 @@ static inline V v_set1(float f) { return _mm256_set1_ps(f); }
 static inline V v_zero(void) { return _mm256_setzero_ps(); }
 static inline V v_add(V a, V b) { return _mm256_add_ps(a, b); }
 static inline V v_sub(V a, V b) { return _mm256_sub_ps(a, b); }
+static inline V v_subz(V a, V b, VM m) { return _mm256_and_ps(_mm256_sub_ps(a, b), _mm256_castsi256_ps(m)); }
 static inline V v_mul(V a, V b) { return _mm256_mul_ps(a, b); }
 static inline V v_fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
 static inline V v_fnma(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }

@@ -20,6 +20,7 @@ static inline V v_set1(float f) { return _mm512_set1_ps(f); }
 static inline V v_zero(void) { return _mm512_setzero_ps(); }
 static inline V v_add(V a, V b) { return _mm512_add_ps(a, b); }
 static inline V v_sub(V a, V b) { return _mm512_sub_ps(a, b); }
+static inline V v_subz(V a, V b, VM m) { return _mm512_maskz_sub_ps(m, a, b); }
 static inline V v_mul(V a, V b) { return _mm512_mul_ps(a, b); }
 static inline V v_fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 static inline V v_fnma(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }

@@ -30,7 +30,7 @@ LN_INLINE void bwd_reduce_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigne
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++) {
         const V dv = load_t(w->dy[i] + c, tail, tm);
-        const V xh = v_mul(v_sub(load_t(w->x[i] + c, tail, tm), w->mv[i]), w->rs[i]);
+        const V xh = v_mul(centered_t(w->x[i] + c, w->mv[i], tail, tm), w->rs[i]);
         if (w->hdx) {
             const V g = w->hg ? v_mul(dv, gv) : dv;
             w->sg[i][u] = v_add(w->sg[i][u], g);
@@ -50,7 +50,7 @@ LN_INLINE void bwd_reduce_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigne
 LN_INLINE V bwd_dx_vec(const ln_bwd_rows *w, unsigned i, size_t c, int tail, VM tm, V mg,
                        V mx)
 {
-    const V xh = v_mul(v_sub(load_t(w->x[i] + c, tail, tm), w->mv[i]), w->rs[i]);
+    const V xh = v_mul(centered_t(w->x[i] + c, w->mv[i], tail, tm), w->rs[i]);
     const V dv = load_t(w->dy[i] + c, tail, tm);
     const V g = w->hg ? v_mul(dv, load_t(w->gamma + c, tail, tm)) : dv;
     const V v = v_mul(v_fnma(xh, mx, v_sub(g, mg)), w->rs[i]);

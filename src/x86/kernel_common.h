@@ -9,6 +9,7 @@
  *   LN_W, LN_LOG2W    lanes and log2(lanes); LN_KBIG accumulators per row for long rows,
  *   LN_RFWD, LN_RBWD  rows interleaved for short rows (forward, backward)
  *   v_load v_loadm v_store v_storem v_set1 v_zero v_add v_sub v_mul
+ *   v_subz(a,b,m) = a-b in the lanes of m, 0 elsewhere
  *   v_fma(a,b,c) = a*b+c   v_fnma(a,b,c) = c-a*b   v_fold(v, level): lane l+W/2^(level+1)
  *   moved to lane l   v_lane0(v)   v_tailmask(t): the first t lanes
  * Nothing in kernel_*.h depends on the ISA beyond those names, so both kernels share one
@@ -120,6 +121,12 @@ static void plan_init(ln_plan *p, size_t n, unsigned k)
 }
 
 LN_INLINE V load_t(const float *p, int tail, VM tm) { return tail ? v_loadm(p, tm) : v_load(p); }
+/* x - mean of a (possibly tail) vector: masked-off lanes hold 0, not 0 - mean, which times
+   rstd overflows to -Inf for |mean| rstd > FLT_MAX and then 0 * Inf = NaN poisons the sums. */
+LN_INLINE V centered_t(const float *p, V mean, int tail, VM tm)
+{
+    return tail ? v_subz(v_loadm(p, tm), mean, tm) : v_sub(v_load(p), mean);
+}
 
 LN_INLINE void store_t(float *p, V v, int tail, VM tm)
 {
