@@ -58,6 +58,14 @@ LN_EMU_BINARY(_mm512_add_ps, a.f[i] + b.f[i])
 LN_EMU_BINARY(_mm512_sub_ps, a.f[i] - b.f[i])
 LN_EMU_BINARY(_mm512_mul_ps, a.f[i] * b.f[i])
 
+/* a - b where mask bit i is set, +0 elsewhere. */
+LN_EMU __m512 _mm512_maskz_sub_ps(__mmask16 m, __m512 a, __m512 b)
+{
+    __m512 r;
+    LN_EMU_LANES r.f[i] = (m >> i) & 1 ? a.f[i] - b.f[i] : 0.0f;
+    return r;
+}
+
 /* a*b + c and c - a*b, each rounded once. */
 LN_EMU __m512 _mm512_fmadd_ps(__m512 a, __m512 b, __m512 c)
 {
