@@ -316,7 +316,7 @@ static void isa_ids(void **state)
             assert_int_equal(ln_set_max_isa(isa), LN_ERR_ISA);
             assert_int_equal(ln_get_isa(), before);
         }
-    static const int bad_status[] = {-1, LN_ERR_FLAGS + 1, 100, INT_MIN, INT_MAX};
+    static const int bad_status[] = {-1, LN_ERR_KIND + 1, 100, INT_MIN, INT_MAX};
     for (size_t i = 0; i < N_OF(bad_status); i++)
         assert_string_equal(ln_status_string(bad_status[i]), "unknown status");
 }
