@@ -86,7 +86,6 @@ def ratio(runs, key, other):
 
 def full_tables(ctx, runs):
     order = impl_order(ctx, runs)
-    has = {i: any(k[2] == i for k in runs) for i in order}
     out = [header(ctx, runs), "",
            "GB/s with 8 B per element forward and 12 backward; in parentheses the % of the "
            "stream roof (ordinary stores) measured in the same run and regime; stream NT = "
@@ -99,11 +98,13 @@ def full_tables(ctx, runs):
             cols_list = sorted({k[3] for k in runs if k[0] == op and k[1] == regime})
             if not cols_list:
                 continue
-            others = [i for i in order if i != "api"]
-            nt = any(k[:3] == (op, regime, "stream_nt") for k in runs)
+            # Only the lines this op and regime measured: a table per op, no empty columns.
+            present = {k[2] for k in runs if k[:2] == (op, regime)}
+            others = [i for i in order if i != "api" and i in present]
+            nt = "stream_nt" in present
             head = ["cols", "rows", "stream"] + (["stream NT"] if nt else [])
             head += ["API (min–max)", "% stream"]
-            head += ["×" + LABELS[c] for c in COMPETITORS if has.get(c)]
+            head += ["×" + LABELS[c] for c in COMPETITORS if c in present]
             head += [LABELS.get(i, i) for i in others]
             out += [f"### {op_name}, {rg_name}", "", "| " + " | ".join(head) + " |",
                     "|" + "---|" * len(head)]
@@ -122,7 +123,7 @@ def full_tables(ctx, runs):
                               f"{100 * med(api) / med(roof):.0f}%" if roof else "–"]
                 else:
                     cells += ["–", "–"]
-                cells += [ratio(runs, key("api"), c) for c in COMPETITORS if has.get(c)]
+                cells += [ratio(runs, key("api"), c) for c in COMPETITORS if c in present]
                 for i in others:
                     r = runs.get(key(i))
                     pct = f" ({100 * med(r) / med(roof):.0f}%)" if r and roof else ""
