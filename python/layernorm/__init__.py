@@ -28,7 +28,7 @@ def library_version():
     return v // 10000, v // 100 % 100, v % 100
 
 
-__all__ = ["__version__", "forward", "backward", "add_forward", "has", "get_isa", "set_max_isa", "max_isa",
+__all__ = ["forward", "backward", "add_forward", "has", "get_isa", "set_max_isa", "max_isa",
            "isa_available", "isa_names", "isa_id", "available_isas", "library_version", "library_path",
            "LayerNormError", "NullPointerError", "ShapeError", "EpsError", "AliasError",
            "IsaError", "OutOfMemoryError", "FlagsError", "get_num_threads", "set_num_threads",
