@@ -4,9 +4,11 @@
     y, mean, rstd = layernorm.forward(x, gamma, beta)            # x: float32 (..., cols)
     dx, dgamma, dbeta = layernorm.backward(dy, x, mean, rstd, gamma)
 
-The library is found through $LAYERNORM_LIBRARY, next to this package, or the system.
+The library is found through $LAYERNORM_LIBRARY, next to this package, the virtual
+environment's lib/ or the system loader (its SONAME). PyTorch modules: layernorm.torch.
 """
 from . import _lib
+from ._version import __version__  # this package's version; the library's: library_version()
 from .bf16_gelu import (backward_bf16, forward_bf16, from_bf16, gelu, gelu_backward,
                         to_bf16)
 from .errors import (AliasError, EpsError, FlagsError, IsaError, KindError, LayerNormError,
@@ -16,7 +18,6 @@ from .isa import (available_isas, get_isa, isa_available, isa_id, isa_names, max
 from .ops import add_forward, backward, forward
 from .threads import get_num_threads, num_threads, set_num_threads
 
-__version__ = _lib.version_string  # the loaded library's version
 library_path = _lib.path
 has = _lib.has  # has("ln_forward_ex_f32"): does the loaded library provide a C function?
 

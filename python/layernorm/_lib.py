@@ -2,6 +2,8 @@
 import ctypes
 import ctypes.util
 import os
+import sys
+import sysconfig
 
 from .errors import error_for
 
@@ -47,6 +49,12 @@ FLAG_ACCUMULATE = 0x2
 GELU_KINDS = {"tanh": 0, "erf": 1}
 
 
+def _venv_libdirs():
+    """The directories GNUInstallDirs may pick under a prefix: lib, lib64, lib/<multiarch>."""
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    return ["lib", "lib64"] + ([os.path.join("lib", multiarch)] if multiarch else [])
+
+
 def _candidates():
     """(where, what to dlopen) in search order. An explicit LAYERNORM_LIBRARY is the only
     candidate: silently loading some other copy would hide a misconfiguration."""
@@ -60,7 +68,12 @@ def _candidates():
             path = os.path.join(d, name)
             if os.path.exists(path):
                 found.append(("next to the package", path))
-    found.append(("the system loader", SONAME))
+    if sys.prefix != sys.base_prefix:  # a venv: `cmake --install build --prefix $VIRTUAL_ENV`
+        for sub in _venv_libdirs():
+            path = os.path.join(sys.prefix, sub, SONAME)
+            if os.path.exists(path):
+                found.append(("the virtual environment", path))
+    found.append(("the system loader (LD_LIBRARY_PATH, ld.so.cache)", SONAME))
     lib = ctypes.util.find_library("layernorm")
     if lib:
         found.append(("ctypes.util.find_library", lib))

@@ -1,12 +1,21 @@
-"""conftest.py - puts python/ on the path; the per-ISA fixture and float64 references."""
+"""conftest.py - the package under test (source or installed), per-ISA fixture, float64 refs."""
 import os
 import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# LAYERNORM_TEST_INSTALLED=1 (the package suite) tests the pip-installed package: the
+# source tree must then not be importable, or its copy would be tested instead.
+INSTALLED = os.environ.get("LAYERNORM_TEST_INSTALLED") == "1"
+if not INSTALLED:
+    sys.path.insert(0, SOURCE)
 import layernorm  # noqa: E402  (needs the path above)
+
+if INSTALLED and os.path.abspath(layernorm.__file__).startswith(SOURCE + os.sep):
+    raise ImportError(f"LAYERNORM_TEST_INSTALLED=1 but layernorm came from the source tree "
+                      f"({layernorm.__file__}); run pytest outside {SOURCE}")
 
 U = 2.0 ** -24  # unit roundoff of float32
 

@@ -10,10 +10,14 @@ import pytest
 
 import layernorm
 
-PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Where the package under test lives (the source tree's python/ or site-packages): a
+# child Python started there imports the same copy.
+PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(layernorm.__file__)))
 
 
 def test_version_and_path():
+    # The package and the library it is tested with come from one release here (the
+    # package suite builds both from one tree), so the versions agree.
     major, minor, patch = layernorm.library_version()
     assert major == 1 and layernorm.__version__ == f"{major}.{minor}.{patch}"
     assert os.path.exists(layernorm.library_path) or "/" not in layernorm.library_path

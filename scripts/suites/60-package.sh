@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # 60-package.sh - liblayernorm as users get it: install to a prefix (then moved, to prove
 # relocation), the ABI gate, the C++ consumer through find_package and pkg-config, the
-# Python binding's tests (torch included when installed) and the Rust crate's cargo test.
+# Python package pip-installed into a venv and its tests (torch included when installed)
+# run on that installed copy, and the Rust crate's cargo test.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$LN_ROOT/scripts/abi-lib.sh"
@@ -63,10 +64,65 @@ step cpp-pkg-config cpp_pkgconfig
 step cmake-refuses-major-2 version_refused
 [ "$failed" = 0 ] || finish  # the language tests below need a sound library
 
-# Python: pytest's own counts (each ISA a test, absent ones skipped with the reason).
-PYTHONDONTWRITEBYTECODE=1 LAYERNORM_LIBRARY="$build/liblayernorm.so.1" /usr/bin/python3 -m pytest \
-  "$LN_ROOT/python/tests" -q --junitxml="$LN_OUT/pytest.xml" > "$LN_OUT/pytest.log" 2>&1
+# Python: the package as a user installs it, pip into a fresh venv (Debian's setuptools,
+# nothing from an index), from a copy of python/ so no build/ or egg-info lands in the tree.
+venv=$LN_OUT/venv pysrc=$LN_OUT/python-src py=$LN_OUT/venv/bin/python
+pip_install() {
+  rm -rf "$venv" "$pysrc" && cp -r "$LN_ROOT/python" "$pysrc" &&
+    rm -rf "$pysrc/tests" "$pysrc/build" "$pysrc"/*.egg-info &&
+    /usr/bin/python3 -m venv --system-site-packages "$venv" &&
+    "$venv/bin/pip" install --no-build-isolation --no-index "$pysrc"
+}
+# In the venv, run from outside the source tree: the installed copy is the one imported.
+vpy() { (cd "$LN_OUT" && env -u LAYERNORM_LIBRARY PYTHONDONTWRITEBYTECODE=1 "$@"); }
+version_single_source() {
+  local header
+  header=$(sed -n 's/^#define LN_VERSION_STRING "\(.*\)"$/\1/p' "$LN_ROOT/include/layernorm.h")
+  vpy env LAYERNORM_LIBRARY="$lib" "$py" - "$header" <<'PY'
+import importlib.metadata, sys, layernorm
+got = (importlib.metadata.version("layernorm"), layernorm.__version__, sys.argv[1])
+print("versions (installed, __version__, header):", got)
+assert len(set(got)) == 1 and "site-packages" in layernorm.__file__
+PY
+}
+# loaded_from DIR PATH [VAR=VALUE...]: the installed package, imported with only the given
+# environment (no LAYERNORM_LIBRARY), reports library_path PATH and has mapped a library
+# that lies under DIR.
+loaded_from() {
+  local dir=$1 path=$2; shift 2
+  vpy env "$@" "$py" - "$dir" "$path" <<'PY'
+import sys, layernorm
+maps = [l.split()[-1] for l in open("/proc/self/maps") if "liblayernorm.so" in l]
+print("library_path", layernorm.library_path, "mapped", maps)
+assert layernorm.library_path == sys.argv[2] and maps[0].startswith(sys.argv[1] + "/")
+PY
+}
+# After `cmake --install` to a prefix on the loader's path: found by its SONAME.
+found_by_soname() {
+  loaded_from "$prefix" liblayernorm.so.1 LD_LIBRARY_PATH="$prefix/$libdir"
+}
+# After `cmake --install build --prefix $VIRTUAL_ENV`: found in the venv's lib directory.
+found_in_venv() {
+  cmake --install "$build" --prefix "$venv" > /dev/null &&
+    loaded_from "$venv" "$venv/$libdir/liblayernorm.so.1"
+}
+step python-pip-install pip_install
+step python-version version_single_source
+step python-finds-soname found_by_soname
+step python-finds-venv-lib found_in_venv
+
+# pytest's own counts (each ISA a test, absent ones skipped with the reason; torch's tests
+# skipped by name when torch is not installed) on the installed package and library.
+if [ -x "$py" ]; then
+  vpy env LAYERNORM_TEST_INSTALLED=1 LAYERNORM_LIBRARY="$prefix/$libdir/liblayernorm.so.1" \
+    "$py" -m pytest "$LN_ROOT/python/tests" -q --junitxml="$LN_OUT/pytest.xml" \
+    > "$LN_OUT/pytest.log" 2>&1
+else
+  echo "no venv: pytest not run" > "$LN_OUT/pytest.log"
+fi
 tail -n 1 "$LN_OUT/pytest.log"
+[ -x "$py" ] && { "$py" -c 'import torch' 2> /dev/null ||
+  echo "torch not installed: the layernorm.torch tests are SKIPPED"; }
 read -r p f s < <(/usr/bin/python3 - "$LN_OUT/pytest.xml" <<'PY' || echo "0 1 0"
 import sys, xml.etree.ElementTree as ET
 r = ET.parse(sys.argv[1]).getroot()
