@@ -9,6 +9,7 @@ bench_pkgs=(libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev python3-matplotlib p
 test_pkgs=(libsleef-dev libbenchmark-dev clang-14 libclang-rt-14-dev valgrind abigail-tools
   python3-numpy python3-pytest python3-torch qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
   libc6-dev-arm64-cross
+  libopenblas-dev  # examples/gpt2_block's matmuls (cblas_sgemm)
   libomp-14-dev)  # clang builds: clang's OpenMP runtime (gcc's libgomp comes with gcc)
 arm64_pkgs=(libcmocka-dev:arm64 libsleef-dev:arm64 libbenchmark-dev:arm64 pkgconf:arm64
   libgomp1:arm64)  # OpenMP runtime of the threaded library under qemu
