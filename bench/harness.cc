@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <regex>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -14,6 +16,7 @@
 #include <benchmark/benchmark.h>
 
 #include "baselines.h"
+#include "progress.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -198,8 +201,33 @@ std::string check_once(const Case &c, const Problem &p)
     return it->second(p);
 }
 
+// The progress meter counts repetitions. Google Benchmark (1.7) times a repetition in one
+// call of run_case, except a benchmark's first repetition, which first grows its iteration
+// count in calls that fall short of the minimum time. So a call ends a repetition when
+// its iteration count was fixed (cold), when it is an error, when an earlier call already
+// ended one, or when it ran long enough by the library's rule (its clock >= min_time, or
+// 5x min_time on the wall); our clocks enclose the library's, a hair longer at most.
+double g_min_time; // the hot regime's, set by register_all
+void count_run(const std::string &name, bool last, double seconds, double real,
+               benchmark::IterationCount iters)
+{
+    static std::set<std::string> started;
+    last = last || started.count(name) || seconds >= g_min_time || real >= 5 * g_min_time ||
+           iters >= 1000000000;
+    if (last) {
+        started.insert(name);
+        progress_step(name);
+    }
+}
+
+std::string bench_name(const Case &c, Regime rg, size_t cols)
+{
+    return c.op + "/" + regime_name(rg) + "/" + c.impl + "/" + std::to_string(cols);
+}
+
 void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
 {
+    const std::string name = bench_name(c, rg, cols);
     const size_t rows = rows_for(rg, cols);
     const Problem p = arena(rg).problem(rows, cols);
     if (c.needs_stats) // backward's inputs: x's own statistics, computed untimed
@@ -209,6 +237,7 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
         call = c.make(p);
     } catch (const std::exception &e) {
         st.SkipWithError(e.what());
+        count_run(name, true, 0, 0, 0);
         return;
     }
     if (rg == Regime::cold) {
@@ -219,17 +248,23 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
             call();
             st.SetIterationTime(clock() - t0);
         }
+        count_run(name, true, 0, 0, 0);
     } else {
         call(); // warm: the previous run may have been a cold one
         const std::string err = check_once(c, p);
         if (!err.empty()) {
             st.SkipWithError(err.c_str());
+            count_run(name, true, 0, 0, 0);
             return;
         }
+        const double cpu0 = thread_seconds(), wall0 = wall_seconds();
         for (auto _ : st) {
             call();
             benchmark::ClobberMemory();
         }
+        const double wall = wall_seconds() - wall0;
+        count_run(name, false, c.wall_clock ? wall : thread_seconds() - cpu0, wall,
+                  st.iterations());
     }
     const double elems = static_cast<double>(rows * cols);
     st.SetBytesProcessed(static_cast<int64_t>(static_cast<double>(st.iterations()) * elems *
@@ -337,20 +372,34 @@ void note(const std::string &key, const std::string &value)
     benchmark::AddCustomContext(key, value);
 }
 
-void register_all(const std::string &sweep_name, bool explicit_reps)
+// Google Benchmark's own filter rule: an extended regex searched in the name, a leading
+// '-' negating it; empty or "all" takes everything.
+static bool selected(const std::string &name, const std::string &filter)
+{
+    if (filter.empty() || filter == "all")
+        return true;
+    const bool negated = filter[0] == '-';
+    const std::regex re(negated ? filter.substr(1) : filter, std::regex::extended);
+    return std::regex_search(name, re) != negated;
+}
+
+size_t register_all(const std::string &sweep_name, int explicit_reps, const std::string &filter)
 {
     const Sweep sw = sweep_named(sweep_name);
+    g_min_time = sw.hot_min_time;
     note("ln_sweep", sweep_name);
     note("ln_clock", "thread CPU time (wall clock: the *_mt ops)");
+    size_t runs = 0;
     for (Regime rg : {Regime::hot, Regime::cold, Regime::row1}) {
         const auto &cols_list = rg == Regime::hot ? sw.hot_cols
                                 : rg == Regime::cold ? sw.cold_cols : sw.row1_cols;
+        const int reps = explicit_reps > 0 ? explicit_reps
+                                           : rg == Regime::cold ? sw.cold_reps : sw.hot_reps;
         for (const Case &c : cases()) {
             if (std::find(c.regimes.begin(), c.regimes.end(), rg) == c.regimes.end())
                 continue;
             for (size_t cols : cols_list) {
-                const std::string name = c.op + "/" + regime_name(rg) + "/" + c.impl + "/" +
-                                         std::to_string(cols);
+                const std::string name = bench_name(c, rg, cols);
                 auto *b = benchmark::RegisterBenchmark(
                     name.c_str(), [c, rg, cols](benchmark::State &st) { run_case(st, c, rg, cols); });
                 b->ComputeStatistics("min", stat_min)->ComputeStatistics("max", stat_max);
@@ -360,11 +409,25 @@ void register_all(const std::string &sweep_name, bool explicit_reps)
                     b->MinTime(sw.hot_min_time);
                 if (c.wall_clock && rg != Regime::cold)
                     b->UseRealTime();
-                if (!explicit_reps)
-                    b->Repetitions(rg == Regime::cold ? sw.cold_reps : sw.hot_reps);
+                if (explicit_reps <= 0)
+                    b->Repetitions(reps);
+                // The filter sees the library's full name: ours and the settings above.
+                std::string full = name;
+                if (rg == Regime::cold) {
+                    full += "/iterations:" + std::to_string(sw.cold_iters);
+                } else {
+                    char t[32];
+                    std::snprintf(t, sizeof t, "/min_time:%0.3f", sw.hot_min_time);
+                    full += t;
+                }
+                if (explicit_reps <= 0)
+                    full += "/repeats:" + std::to_string(reps);
+                full += rg == Regime::cold ? "/manual_time" : c.wall_clock ? "/real_time" : "";
+                runs += selected(full, filter) ? static_cast<size_t>(reps) : 0;
             }
         }
     }
+    return runs;
 }
 
 } // namespace lnb

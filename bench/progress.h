@@ -1,0 +1,31 @@
+// progress.h - the sweep's progress on stderr: timed runs done of total, elapsed, time left.
+#ifndef LN_BENCH_PROGRESS_H
+#define LN_BENCH_PROGRESS_H
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+namespace lnb {
+
+// The sweep will time `total` runs (repetitions of benchmarks); 0 turns the meter off.
+// On a terminal the meter is one line redrawn in place; elsewhere (a CI log) one line
+// per tenth of the sweep.
+void progress_start(size_t total);
+
+// One timed run (a repetition) of benchmark `name` is done.
+void progress_step(const std::string &name);
+
+// Clears the line; the sweep is over.
+void progress_finish();
+
+// Google Benchmark's own display reporter (as --benchmark_format and --benchmark_color
+// choose) wrapped so the meter's line never mixes with its output, and with its context
+// block (CPU, caches, warnings) on its output stream instead of stderr.
+std::unique_ptr<benchmark::BenchmarkReporter> progress_reporter();
+
+} // namespace lnb
+
+#endif // LN_BENCH_PROGRESS_H
