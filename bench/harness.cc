@@ -201,25 +201,6 @@ std::string check_once(const Case &c, const Problem &p)
     return it->second(p);
 }
 
-// The progress meter counts repetitions. Google Benchmark (1.7) times a repetition in one
-// call of run_case, except a benchmark's first repetition, which first grows its iteration
-// count in calls that fall short of the minimum time. So a call ends a repetition when
-// its iteration count was fixed (cold), when it is an error, when an earlier call already
-// ended one, or when it ran long enough by the library's rule (its clock >= min_time, or
-// 5x min_time on the wall); our clocks enclose the library's, a hair longer at most.
-double g_min_time; // the hot regime's, set by register_all
-void count_run(const std::string &name, bool last, double seconds, double real,
-               benchmark::IterationCount iters)
-{
-    static std::set<std::string> started;
-    last = last || started.count(name) || seconds >= g_min_time || real >= 5 * g_min_time ||
-           iters >= 1000000000;
-    if (last) {
-        started.insert(name);
-        progress_step(name);
-    }
-}
-
 std::string bench_name(const Case &c, Regime rg, size_t cols)
 {
     return c.op + "/" + regime_name(rg) + "/" + c.impl + "/" + std::to_string(cols);
@@ -228,6 +209,7 @@ std::string bench_name(const Case &c, Regime rg, size_t cols)
 void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
 {
     const std::string name = bench_name(c, rg, cols);
+    progress_call(name, st.max_iterations);
     const size_t rows = rows_for(rg, cols);
     const Problem p = arena(rg).problem(rows, cols);
     if (c.needs_stats) // backward's inputs: x's own statistics, computed untimed
@@ -237,7 +219,7 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
         call = c.make(p);
     } catch (const std::exception &e) {
         st.SkipWithError(e.what());
-        count_run(name, true, 0, 0, 0);
+        progress_called(name, st.max_iterations, true);
         return;
     }
     if (rg == Regime::cold) {
@@ -248,23 +230,20 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
             call();
             st.SetIterationTime(clock() - t0);
         }
-        count_run(name, true, 0, 0, 0);
+        progress_called(name, st.max_iterations, true); // a fixed count: no calibration
     } else {
         call(); // warm: the previous run may have been a cold one
         const std::string err = check_once(c, p);
         if (!err.empty()) {
             st.SkipWithError(err.c_str());
-            count_run(name, true, 0, 0, 0);
+            progress_called(name, st.max_iterations, true);
             return;
         }
-        const double cpu0 = thread_seconds(), wall0 = wall_seconds();
         for (auto _ : st) {
             call();
             benchmark::ClobberMemory();
         }
-        const double wall = wall_seconds() - wall0;
-        count_run(name, false, c.wall_clock ? wall : thread_seconds() - cpu0, wall,
-                  st.iterations());
+        progress_called(name, st.max_iterations, false);
     }
     const double elems = static_cast<double>(rows * cols);
     st.SetBytesProcessed(static_cast<int64_t>(static_cast<double>(st.iterations()) * elems *
@@ -386,7 +365,6 @@ static bool selected(const std::string &name, const std::string &filter)
 size_t register_all(const std::string &sweep_name, int explicit_reps, const std::string &filter)
 {
     const Sweep sw = sweep_named(sweep_name);
-    g_min_time = sw.hot_min_time;
     note("ln_sweep", sweep_name);
     note("ln_clock", "thread CPU time (wall clock: the *_mt ops)");
     size_t runs = 0;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 #include <unistd.h>
 
@@ -121,11 +122,11 @@ void progress_start(size_t total)
     m.start = m.drawn = Clock::now();
 }
 
-void progress_step(const std::string &name)
+namespace {
+
+void step(const std::string &name)
 {
     Meter &m = meter();
-    if (m.total == 0)
-        return;
     m.steps++;
     m.done += m.done < m.total; // never past the end, should a run be miscounted
     m.last = name;
@@ -134,9 +135,53 @@ void progress_step(const std::string &name)
         draw();
 }
 
+// Google Benchmark (1.7) times a repetition in one call, except a benchmark's first: that
+// one first calls with growing iteration counts until a call runs long enough, and only
+// that last call is the repetition. Its calls follow each other, so a call of a first
+// repetition is left pending until the next call shows whether it was calibration (the
+// same benchmark again, with more iterations) or the repetition itself (anything else).
+// The library keeps its decision to itself; this needs no clock to guess it.
+struct Pending {
+    std::string name;
+    benchmark::IterationCount iters = 0;
+    bool set = false;
+};
+Pending g_pending;
+std::set<std::string> g_started; // benchmarks past their first repetition
+
+void counted(const std::string &name)
+{
+    g_started.insert(name);
+    if (meter().total > 0)
+        step(name);
+}
+
+void settle(const std::string &next, benchmark::IterationCount iters)
+{
+    if (g_pending.set && !(next == g_pending.name && iters > g_pending.iters))
+        counted(g_pending.name);
+    g_pending.set = false;
+}
+
+} // namespace
+
+void progress_call(const std::string &name, benchmark::IterationCount iters)
+{
+    settle(name, iters);
+}
+
+void progress_called(const std::string &name, benchmark::IterationCount iters, bool final)
+{
+    if (final || g_started.count(name))
+        counted(name);
+    else
+        g_pending = {name, iters, true};
+}
+
 void progress_finish()
 {
     Meter &m = meter();
+    settle("", 0);
     clear();
     if (!m.tty && m.total > 0 && m.tenths < 10) // a log then says where the sweep stopped
         std::fprintf(stderr, "%s\n", status().c_str());

@@ -15,8 +15,11 @@ namespace lnb {
 // per tenth of the sweep.
 void progress_start(size_t total);
 
-// One timed run (a repetition) of benchmark `name` is done.
-void progress_step(const std::string &name);
+// Every call of a benchmark function: progress_call as it starts, progress_called as it
+// ends (`final`: surely a whole repetition, e.g. a fixed iteration count or an error).
+// The meter counts repetitions; a benchmark's first one may take several calls.
+void progress_call(const std::string &name, benchmark::IterationCount iters);
+void progress_called(const std::string &name, benchmark::IterationCount iters, bool final);
 
 // Clears the line; the sweep is over.
 void progress_finish();
