@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <regex>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -14,6 +16,7 @@
 #include <benchmark/benchmark.h>
 
 #include "baselines.h"
+#include "progress.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -198,8 +201,15 @@ std::string check_once(const Case &c, const Problem &p)
     return it->second(p);
 }
 
+std::string bench_name(const Case &c, Regime rg, size_t cols)
+{
+    return c.op + "/" + regime_name(rg) + "/" + c.impl + "/" + std::to_string(cols);
+}
+
 void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
 {
+    const std::string name = bench_name(c, rg, cols);
+    progress_call(name, st.max_iterations);
     const size_t rows = rows_for(rg, cols);
     const Problem p = arena(rg).problem(rows, cols);
     if (c.needs_stats) // backward's inputs: x's own statistics, computed untimed
@@ -209,6 +219,7 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
         call = c.make(p);
     } catch (const std::exception &e) {
         st.SkipWithError(e.what());
+        progress_called(name, st.max_iterations, true);
         return;
     }
     if (rg == Regime::cold) {
@@ -219,17 +230,20 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
             call();
             st.SetIterationTime(clock() - t0);
         }
+        progress_called(name, st.max_iterations, true); // a fixed count: no calibration
     } else {
         call(); // warm: the previous run may have been a cold one
         const std::string err = check_once(c, p);
         if (!err.empty()) {
             st.SkipWithError(err.c_str());
+            progress_called(name, st.max_iterations, true);
             return;
         }
         for (auto _ : st) {
             call();
             benchmark::ClobberMemory();
         }
+        progress_called(name, st.max_iterations, false);
     }
     const double elems = static_cast<double>(rows * cols);
     st.SetBytesProcessed(static_cast<int64_t>(static_cast<double>(st.iterations()) * elems *
@@ -337,20 +351,33 @@ void note(const std::string &key, const std::string &value)
     benchmark::AddCustomContext(key, value);
 }
 
-void register_all(const std::string &sweep_name, bool explicit_reps)
+// Google Benchmark's own filter rule: an extended regex searched in the name, a leading
+// '-' negating it; empty or "all" takes everything.
+static bool selected(const std::string &name, const std::string &filter)
+{
+    if (filter.empty() || filter == "all")
+        return true;
+    const bool negated = filter[0] == '-';
+    const std::regex re(negated ? filter.substr(1) : filter, std::regex::extended);
+    return std::regex_search(name, re) != negated;
+}
+
+size_t register_all(const std::string &sweep_name, int explicit_reps, const std::string &filter)
 {
     const Sweep sw = sweep_named(sweep_name);
     note("ln_sweep", sweep_name);
     note("ln_clock", "thread CPU time (wall clock: the *_mt ops)");
+    size_t runs = 0;
     for (Regime rg : {Regime::hot, Regime::cold, Regime::row1}) {
         const auto &cols_list = rg == Regime::hot ? sw.hot_cols
                                 : rg == Regime::cold ? sw.cold_cols : sw.row1_cols;
+        const int reps = explicit_reps > 0 ? explicit_reps
+                                           : rg == Regime::cold ? sw.cold_reps : sw.hot_reps;
         for (const Case &c : cases()) {
             if (std::find(c.regimes.begin(), c.regimes.end(), rg) == c.regimes.end())
                 continue;
             for (size_t cols : cols_list) {
-                const std::string name = c.op + "/" + regime_name(rg) + "/" + c.impl + "/" +
-                                         std::to_string(cols);
+                const std::string name = bench_name(c, rg, cols);
                 auto *b = benchmark::RegisterBenchmark(
                     name.c_str(), [c, rg, cols](benchmark::State &st) { run_case(st, c, rg, cols); });
                 b->ComputeStatistics("min", stat_min)->ComputeStatistics("max", stat_max);
@@ -360,11 +387,25 @@ void register_all(const std::string &sweep_name, bool explicit_reps)
                     b->MinTime(sw.hot_min_time);
                 if (c.wall_clock && rg != Regime::cold)
                     b->UseRealTime();
-                if (!explicit_reps)
-                    b->Repetitions(rg == Regime::cold ? sw.cold_reps : sw.hot_reps);
+                if (explicit_reps <= 0)
+                    b->Repetitions(reps);
+                // The filter sees the library's full name: ours and the settings above.
+                std::string full = name;
+                if (rg == Regime::cold) {
+                    full += "/iterations:" + std::to_string(sw.cold_iters);
+                } else {
+                    char t[32];
+                    std::snprintf(t, sizeof t, "/min_time:%0.3f", sw.hot_min_time);
+                    full += t;
+                }
+                if (explicit_reps <= 0)
+                    full += "/repeats:" + std::to_string(reps);
+                full += rg == Regime::cold ? "/manual_time" : c.wall_clock ? "/real_time" : "";
+                runs += selected(full, filter) ? static_cast<size_t>(reps) : 0;
             }
         }
     }
+    return runs;
 }
 
 } // namespace lnb

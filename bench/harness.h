@@ -83,9 +83,10 @@ void add_stream(const std::string &op, bool backward);
 // Recorded in the JSON context, where report.py reads it (e.g. "onednn" -> version).
 void note(const std::string &key, const std::string &value);
 
-// Turns the added cases into Google Benchmark runs for a sweep ("quick", "full", "smoke").
-// explicit_reps: the user passed --benchmark_repetitions, so keep theirs.
-void register_all(const std::string &sweep, bool explicit_reps);
+// Turns the added cases into Google Benchmark runs for a sweep ("quick", "full", "smoke")
+// and returns how many timed runs (repetitions) those the filter selects will make.
+// explicit_reps: the --benchmark_repetitions the user passed (then kept), else 0.
+size_t register_all(const std::string &sweep, int explicit_reps, const std::string &filter);
 
 // Fills a buffer with uniform floats in [lo, hi) from a fixed seed.
 void fill_uniform(float *p, size_t n, float lo, float hi, unsigned seed);

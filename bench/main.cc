@@ -1,4 +1,6 @@
 // main.cc - ln_bench: registers every case for the chosen sweep and hands over to Google Benchmark.
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -9,6 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include "harness.h"
+#include "progress.h"
 
 namespace {
 
@@ -28,15 +31,18 @@ std::string cpu_model()
 int main(int argc, char **argv)
 {
     std::string sweep = "quick";
-    bool explicit_reps = false;
+    int explicit_reps = 0; // --benchmark_repetitions=N, which the library keeps to itself
+    bool listing = false;  // --benchmark_list_tests: nothing runs
     std::vector<char *> rest;
     for (int i = 0; i < argc; i++) {
         if (std::strncmp(argv[i], "--ln_sweep=", 11) == 0) {
             sweep = argv[i] + 11;
             continue;
         }
-        if (std::strncmp(argv[i], "--benchmark_repetitions", 23) == 0)
-            explicit_reps = true;
+        if (std::strncmp(argv[i], "--benchmark_list_tests", 22) == 0)
+            listing = std::strcmp(argv[i], "--benchmark_list_tests=false") != 0;
+        if (std::strncmp(argv[i], "--benchmark_repetitions=", 24) == 0)
+            explicit_reps = std::max(1, std::atoi(argv[i] + 24));
         rest.push_back(argv[i]);
     }
     if (sweep != "quick" && sweep != "full" && sweep != "smoke" && sweep != "ext") {
@@ -59,8 +65,11 @@ int main(int argc, char **argv)
 #else
     lnb::note("onednn", "absent");
 #endif
-    lnb::register_all(sweep, explicit_reps);
-    benchmark::RunSpecifiedBenchmarks();
+    const size_t runs = lnb::register_all(sweep, explicit_reps, benchmark::GetBenchmarkFilter());
+    lnb::progress_start(listing ? 0 : runs);
+    const auto reporter = lnb::progress_reporter();
+    benchmark::RunSpecifiedBenchmarks(reporter.get());
+    lnb::progress_finish();
     benchmark::Shutdown();
     return 0;
 }

@@ -27,7 +27,16 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-[ "${LN_SKIP_DEPS:-0}" = 1 ] || "$root/scripts/deps.sh" bench
+out=$root/out/bench
+[ "$sweep" != ext ] || out=$root/out/bench-ext
+mkdir -p "$out"
+# apt's hundreds of lines go to a log, shown only if the install fails.
+if [ "${LN_SKIP_DEPS:-0}" != 1 ]; then
+  "$root/scripts/deps.sh" bench > "$out/deps.log" 2>&1 \
+    || { cat "$out/deps.log"; echo "bench: installing packages failed (above)" >&2; exit 1; }
+  installed=$(sed -n 's/^deps: installing //p' "$out/deps.log")
+  echo "bench: packages ${installed:-already there}${installed:+ installed} (log: $out/deps.log)"
+fi
 
 # Extra CMake settings get their own, freshly configured build dir, so they never stick
 # to the default one through the CMake cache.
@@ -36,9 +45,7 @@ if [ ${#cmake_args[@]} -gt 0 ]; then
   build=$root/build-bench-custom
   rm -f "$build/CMakeCache.txt"
 fi
-out=$root/out/bench
-[ "$sweep" != ext ] || out=$root/out/bench-ext
-mkdir -p "$out" "$build"
+mkdir -p "$build"
 echo "bench: building Release in $build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLN_BUILD_BENCH=ON \
   -DLN_BUILD_TESTS=OFF "${cmake_args[@]}" > "$out/configure.log" 2>&1 \
@@ -52,9 +59,11 @@ rm -f "$out/results.json"
 start=$SECONDS
 # Interleaving: every repetition of every benchmark in random order, so a noisy minute on
 # a shared machine spreads over all competitors instead of hitting one of them.
+# The results go to the console log; stderr stays here for ln_bench's progress meter (one
+# line redrawn on a terminal, a line per tenth of the sweep in a log) and its errors.
 "$build/bench/ln_bench" --ln_sweep="$sweep" --benchmark_enable_random_interleaving=true \
   --benchmark_display_aggregates_only=true --benchmark_out="$out/results.json" \
-  --benchmark_out_format=json "${bench_args[@]}" > "$out/console.txt" 2>&1 \
+  --benchmark_out_format=json "${bench_args[@]}" > "$out/console.txt" \
   || { tail -n 20 "$out/console.txt"; exit 1; }
 took=$((SECONDS - start))
 

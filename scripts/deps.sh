@@ -10,6 +10,7 @@ test_pkgs=(libsleef-dev libbenchmark-dev clang-14 libclang-rt-14-dev valgrind ab
   python3-numpy python3-pytest python3-torch qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
   python3-venv python3-setuptools python3-pip python3-wheel  # pip install ./python in a venv
   libc6-dev-arm64-cross
+  libopenblas-dev  # examples/gpt2_block's matmuls (cblas_sgemm)
   libomp-14-dev)  # clang builds: clang's OpenMP runtime (gcc's libgomp comes with gcc)
 arm64_pkgs=(libcmocka-dev:arm64 libsleef-dev:arm64 libbenchmark-dev:arm64 pkgconf:arm64
   libgomp1:arm64)  # OpenMP runtime of the threaded library under qemu

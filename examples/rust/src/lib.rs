@@ -5,11 +5,19 @@
 //! let x = vec![0.5f32; rows * cols];
 //! let out = layernorm::forward(&x, None, None, cols, 1e-5).unwrap();
 //! let grads = layernorm::backward(&x, &x, None, &out.mean, &out.rstd, cols).unwrap();
+//! layernorm::set_num_threads(2); // bitwise the same results, split over 2 threads
+//! let xb: Vec<u16> = x.iter().map(|v| layernorm::f32_to_bf16(*v)).collect();
+//! let outb = layernorm::forward_bf16(&xb, None, None, cols, 1e-5).unwrap();
+//! let act = layernorm::gelu_forward(&out.y, layernorm::Gelu::Tanh).unwrap();
 //! ```
+mod bf16;
 mod ext;
 mod ffi;
+mod gelu;
 
+pub use bf16::{backward_bf16, bf16_to_f32, f32_to_bf16, forward_bf16, forward_bf16_into, Element};
 pub use ext::{add_forward, backward_ex, forward_ex, Rows, ACCUMULATE, RMS_NORM};
+pub use gelu::{gelu_backward, gelu_backward_into, gelu_forward, gelu_forward_into, Gelu};
 
 use std::ffi::CStr;
 use std::fmt;
@@ -19,7 +27,7 @@ use std::ptr;
 /// A failure: a status code of the library, or a slice whose length does not fit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
-    /// A non-zero LN_ERR_* status (permanent values: 1 NULL ... 6 NOMEM).
+    /// A non-zero LN_ERR_* status (permanent values: 1 NULL ... 8 KIND).
     Status(i32),
     /// `what` has `got` elements where the shape needs `expected`.
     Length {
@@ -50,6 +58,7 @@ pub const ERR_SHAPE: i32 = 2;
 pub const ERR_EPS: i32 = 3;
 pub const ERR_ISA: i32 = 5;
 pub const ERR_FLAGS: i32 = 7;
+pub const ERR_KIND: i32 = 8;
 
 fn static_str(p: *const std::os::raw::c_char) -> &'static str {
     // The library returns static ASCII strings for every input.
@@ -93,15 +102,16 @@ fn rows_of(len: usize, cols: usize) -> Result<usize, Error> {
     Ok(len / cols)
 }
 
-/// Forward into caller-owned buffers: x and y are rows*cols, mean and rstd rows long.
+/// Forward into caller-owned buffers: x and y are rows*cols (f32, or bf16 bits as u16),
+/// mean and rstd rows long.
 #[allow(clippy::too_many_arguments)]
-pub fn forward_into(
-    x: &[f32],
+pub fn forward_into<T: Element>(
+    x: &[T],
     gamma: Option<&[f32]>,
     beta: Option<&[f32]>,
     cols: usize,
     eps: f32,
-    y: &mut [f32],
+    y: &mut [T],
     mean: &mut [f32],
     rstd: &mut [f32],
 ) -> Result<(), Error> {
@@ -112,7 +122,7 @@ pub fn forward_into(
     want("mean", mean.len(), rows)?;
     want("rstd", rstd.len(), rows)?;
     check(unsafe {
-        ffi::ln_forward_f32(
+        T::FORWARD(
             x.as_ptr(),
             opt_ptr(gamma),
             opt_ptr(beta),
@@ -126,25 +136,27 @@ pub fn forward_into(
     })
 }
 
-/// What forward returns: y plus the per-row statistics backward needs.
+/// What forward returns: y (f32, or raw bf16 bits as u16) plus the per-row statistics
+/// backward needs, always f32.
 #[derive(Debug, Clone)]
-pub struct Forward {
-    pub y: Vec<f32>,
+pub struct Forward<T = f32> {
+    pub y: Vec<T>,
     pub mean: Vec<f32>,
     pub rstd: Vec<f32>,
 }
 
 /// LayerNorm of each row of `x` (row-major, `cols` wide). gamma, beta: None = 1, 0.
-pub fn forward(
-    x: &[f32],
+/// For bf16 rows (u16 bits) the statistics are float and y is rounded to bf16.
+pub fn forward<T: Element>(
+    x: &[T],
     gamma: Option<&[f32]>,
     beta: Option<&[f32]>,
     cols: usize,
     eps: f32,
-) -> Result<Forward, Error> {
+) -> Result<Forward<T>, Error> {
     let rows = rows_of(x.len(), cols)?;
     let mut out = Forward {
-        y: vec![0.0; x.len()],
+        y: vec![T::default(); x.len()],
         mean: vec![0.0; rows],
         rstd: vec![0.0; rows],
     };
@@ -161,22 +173,24 @@ pub fn forward(
     Ok(out)
 }
 
-/// Gradients of forward: dx (rows*cols), dgamma and dbeta (cols, summed over rows).
+/// Gradients of forward: dx (rows*cols, f32 or bf16 bits), dgamma and dbeta (cols, f32,
+/// summed over rows).
 #[derive(Debug, Clone)]
-pub struct Backward {
-    pub dx: Vec<f32>,
+pub struct Backward<T = f32> {
+    pub dx: Vec<T>,
     pub dgamma: Vec<f32>,
     pub dbeta: Vec<f32>,
 }
 
-pub fn backward(
-    dy: &[f32],
-    x: &[f32],
+/// mean and rstd as forward (of either element type) wrote them.
+pub fn backward<T: Element>(
+    dy: &[T],
+    x: &[T],
     gamma: Option<&[f32]>,
     mean: &[f32],
     rstd: &[f32],
     cols: usize,
-) -> Result<Backward, Error> {
+) -> Result<Backward<T>, Error> {
     let rows = rows_of(x.len(), cols)?;
     want("dy", dy.len(), x.len())?;
     want("mean", mean.len(), rows)?;
@@ -184,12 +198,12 @@ pub fn backward(
     gamma.map_or(Ok(()), |g| want("gamma", g.len(), cols))?;
     // Zeroed: with no rows the library writes nothing, and the sums are then 0.
     let mut g = Backward {
-        dx: vec![0.0; x.len()],
+        dx: vec![T::default(); x.len()],
         dgamma: vec![0.0; cols],
         dbeta: vec![0.0; cols],
     };
     check(unsafe {
-        ffi::ln_backward_f32(
+        T::BACKWARD(
             dy.as_ptr(),
             x.as_ptr(),
             opt_ptr(gamma),
@@ -248,4 +262,17 @@ pub fn version() -> (u32, u32, u32) {
 
 pub fn version_string() -> &'static str {
     static_str(unsafe { ffi::ln_version_string() })
+}
+
+/// The most threads one call may use, for the whole process (default 1; the library
+/// clamps to 1..=256). Results are bitwise the same for every setting.
+pub fn set_num_threads(n: usize) {
+    let n = n.min(std::os::raw::c_int::MAX as usize) as c_int;
+    // Always LN_OK: every value is clamped, none refused.
+    unsafe { ffi::ln_set_num_threads(n) };
+}
+
+/// The current thread setting (from set_num_threads, else $LN_NUM_THREADS, else 1).
+pub fn num_threads() -> usize {
+    unsafe { ffi::ln_get_num_threads() }.max(1) as usize
 }
