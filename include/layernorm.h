@@ -54,7 +54,7 @@ enum {
     LN_ERR_EPS = 3,   /* eps is NaN, infinite or negative */
     LN_ERR_ALIAS = 4, /* two operands overlap in a way the function does not allow */
     LN_ERR_ISA = 5,   /* unknown ISA id, or an ISA this build or CPU cannot run */
-    LN_ERR_NOMEM = 6, /* a scratch allocation failed (backward's dgamma/dbeta scratch) */
+    LN_ERR_NOMEM = 6, /* backward's dgamma/dbeta scratch could not be allocated */
     LN_ERR_FLAGS = 7, /* a flag bit the function does not know (since 1.1) */
     LN_ERR_KIND = 8   /* an enumerated argument (the GELU kind) has an unknown value (1.3) */
 };
@@ -95,7 +95,10 @@ LN_API int ln_forward_f32(const float *x, const float *gamma, const float *beta,
  * dgamma and dbeta are reduced over fixed blocks of rows combined in a fixed order, so
  * they are bitwise reproducible. dx == dy is allowed; any other overlap -> LN_ERR_ALIAS.
  * Checks, in order: rows == 0 no-op; NULL; shape; alias; then LN_ERR_NOMEM if the
- * scratch for dgamma/dbeta (24 bytes per column, only when rows > 64) cannot be had.
+ * scratch for dgamma/dbeta (24 bytes per column) cannot be had. That scratch is
+ * allocated only when dgamma or dbeta is requested and rows > 64 or (ln_backward_ex_f32)
+ * LN_FLAG_ACCUMULATE is set; with LN_FLAG_ACCUMULATE any row count, even 1, may
+ * therefore give LN_ERR_NOMEM. Without dgamma and dbeta it is never returned.
  */
 LN_API int ln_backward_f32(const float *dy, const float *x,
                            const float *gamma, const float *mean, const float *rstd,
@@ -130,7 +133,8 @@ LN_API int ln_forward_ex_f32(const float *x, size_t ldx, const float *gamma,
 /*
  * ln_backward_f32 over row views (strides as above; dx == dy in place needs lddx == lddy)
  * with flags LN_FLAG_RMS_NORM and/or LN_FLAG_ACCUMULATE. Checks in order: rows == 0
- * no-op; NULL; shape; flags; alias; NOMEM. With strides = cols and flags = 0 it is
+ * no-op; NULL; shape; flags; alias; NOMEM (see ln_backward_f32: with LN_FLAG_ACCUMULATE
+ * and dgamma or dbeta, at any row count). With strides = cols and flags = 0 it is
  * ln_backward_f32, bit for bit.
  */
 LN_API int ln_backward_ex_f32(const float *dy, size_t lddy, const float *x, size_t ldx,
@@ -173,20 +177,30 @@ LN_API const char *ln_isa_name(int isa); /* "scalar", "avx2", ...; "unknown" */
  * first use, clamped the same way; anything else is ignored) sets the starting value.
  * ln_get_num_threads() returns the setting.
  *
- * Rows are split among OpenMP threads (libgomp in gcc builds) in fixed blocks. y, mean,
- * rstd, dx, dgamma and dbeta are bitwise identical for every thread count (per ISA). A
- * call uses at most one thread per 32768 (forward) or 65536 (backward) elements of
- * rows * cols, and backward at most one per 64-row block, so small calls never start
- * threads. Called from inside an OpenMP parallel region, a call runs on the calling
- * thread (unless the host enabled nested parallelism). With threads, backward keeps the
+ * Which calls use threads: ln_forward_f32, ln_forward_ex_f32, ln_add_forward_f32,
+ * ln_backward_f32 and ln_backward_ex_f32 (LayerNorm and RMSNorm). The bf16 functions
+ * (ln_forward_bf16, ln_backward_bf16) and GELU (ln_gelu_forward_f32,
+ * ln_gelu_backward_f32) always run on the calling thread, whatever the setting.
+ *
+ * Rows are split among OpenMP threads (libgomp in gcc builds, libomp in clang builds)
+ * in fixed blocks. y, mean, rstd, dx, dgamma and dbeta are bitwise identical for every
+ * thread count (per ISA). A call uses at most one thread per 32768 (forward) or 65536
+ * (backward) elements of rows * cols, and backward at most one per 64-row block, so
+ * small calls never start threads. Called from inside an OpenMP parallel region, a call
+ * runs on the calling thread (unless the host enabled nested parallelism). With threads, backward keeps the
  * dgamma/dbeta partials of every 64-row block (rows * cols / 8 bytes); if that cannot be
  * allocated it runs on one thread instead, with the same result. Threads pay off on idle
  * cores: on a loaded machine a call waits until the OS runs all of its threads.
  *
- * fork: OpenMP's threads do not survive fork() (libgomp would hang the child). In a
- * child forked after this process's threads have started, every call runs on the
- * calling thread (same results, never a hang), whatever the setting; a child forked
- * before that may still use threads.
+ * fork: OpenMP's threads do not survive fork(): libgomp hangs a child's first parallel
+ * region once the parent has a thread pool, and that pool may be the host's own (any
+ * OpenMP region the host ran, e.g. PyTorch or an OpenMP BLAS), not the library's. So the
+ * library registers a pthread_atfork child handler when it is loaded, and in every
+ * process forked from a process that had loaded it, every call runs on the calling
+ * thread: the same results, never a hang, whatever the host did before the fork and
+ * whatever the setting. ln_get_num_threads() in the child still returns the setting
+ * (inherited from the parent, or set there). A process that exec()s starts afresh.
+ * If the handler cannot be registered (pthread_atfork fails), no call ever uses threads.
  */
 LN_API int ln_set_num_threads(int n);
 LN_API int ln_get_num_threads(void);

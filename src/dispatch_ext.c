@@ -7,14 +7,27 @@
 #error "dispatch_ext.c must be compiled for the baseline ISA only"
 #endif
 
+/* An emulated AVX-512 build (tests/emu) reports AVX-512 usable on any x86-64 CPU, but only
+   its f32 kernel runs on the emulated intrinsics: the bf16 and GELU kernels are still
+   compiled with -mavx512f and would fault (SIGILL) on a CPU without AVX-512. Until they
+   are emulated too, that build dispatches the scalar bf16 and GELU tables for the
+   AVX-512 id, never a kernel that is not emulated. */
+#if LN_HAVE_EXT_AVX512 && !LN_EMULATED_AVX512
+#define REAL_EXT_AVX512 1
+#else
+#define REAL_EXT_AVX512 0
+#endif
+
 /* Indexed by ISA id; NULL where this build has no kernel for the ISA. */
 static const ln_bf16_kernels *const k_bf16[] = {
     [LN_ISA_SCALAR] = &ln_bf16_kernels_scalar,
 #if LN_HAVE_EXT_AVX2
     [LN_ISA_AVX2] = &ln_bf16_kernels_avx2,
 #endif
-#if LN_HAVE_EXT_AVX512
+#if REAL_EXT_AVX512
     [LN_ISA_AVX512] = &ln_bf16_kernels_avx512,
+#elif LN_EMULATED_AVX512
+    [LN_ISA_AVX512] = &ln_bf16_kernels_scalar,
 #endif
 #if LN_HAVE_EXT_NEON
     [LN_ISA_NEON] = &ln_bf16_kernels_neon,
@@ -30,8 +43,10 @@ static const ln_gelu_kernels *const k_gelu[] = {
 #if LN_HAVE_EXT_AVX2
     [LN_ISA_AVX2] = &ln_gelu_kernels_avx2,
 #endif
-#if LN_HAVE_EXT_AVX512
+#if REAL_EXT_AVX512
     [LN_ISA_AVX512] = &ln_gelu_kernels_avx512,
+#elif LN_EMULATED_AVX512
+    [LN_ISA_AVX512] = &ln_gelu_kernels_scalar,
 #endif
 #if LN_HAVE_EXT_NEON
     [LN_ISA_NEON] = &ln_gelu_kernels_neon,
@@ -64,7 +79,7 @@ const ln_bf16_kernels *ln_bf16_for(int isa)
 {
     if (!runnable(isa))
         return NULL;
-#if LN_HAVE_EXT_AVX512
+#if REAL_EXT_AVX512
     if (isa == LN_ISA_AVX512 && (g_ext_mask & LN_CPUX_AVX512_BF16))
         return &ln_bf16_kernels_avx512bf16;
 #endif

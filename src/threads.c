@@ -40,8 +40,7 @@ typedef struct edges {
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 atomic_int ln_threads_setting;        /* the setting; 0 until init_once has run */
-static atomic_int g_team_started;     /* this process has entered a parallel region */
-static atomic_int g_no_teams;         /* a forked child of a process with teams, or no guard */
+static atomic_int g_no_teams;         /* a forked child, or no fork guard */
 static _Atomic size_t g_min_override; /* tests: elements per thread, 0: the caller's */
 static atomic_int g_last_team = 1;
 
@@ -50,13 +49,20 @@ static int clamp_threads(long n)
     return n < 1 ? 1 : n > LN_THREADS_CAP ? LN_THREADS_CAP : (int)n;
 }
 
-/* libgomp is not fork-safe: a child inherits the parent's thread pool without its threads,
-   and its first parallel region waits for them forever (PyTorch #19163). A child of a
-   process whose teams have started therefore runs every call on its own thread. */
-static void child_after_fork(void)
+/* An OpenMP runtime is not fork-safe: libgomp's child inherits the parent's thread pool
+   without its threads, and its first parallel region waits for them forever (PyTorch
+   #19163). The pool may be the host's, started by its own parallel regions before any
+   call here, so the library cannot know whether it exists: every forked child runs every
+   call on its own thread. */
+static void child_after_fork(void) { atomic_store_explicit(&g_no_teams, 1, memory_order_relaxed); }
+
+/* Registered when the library is loaded, before the host can fork: a handler registered
+   at first use would miss a fork that happens before it. Without the handler a child
+   could hang, so then threads are never used. */
+__attribute__((constructor)) static void register_fork_guard(void)
 {
-    if (atomic_load_explicit(&g_team_started, memory_order_relaxed))
-        atomic_store_explicit(&g_no_teams, 1, memory_order_relaxed);
+    if (pthread_atfork(NULL, NULL, child_after_fork) != 0)
+        atomic_store(&g_no_teams, 1);
 }
 
 static void init_once(void)
@@ -69,9 +75,6 @@ static void init_once(void)
         if (*end == '\0')
             n = clamp_threads(v);
     }
-    /* Without the fork guard a forked child could hang: then threads are never used. */
-    if (pthread_atfork(NULL, NULL, child_after_fork) != 0)
-        atomic_store(&g_no_teams, 1);
     int expected = 0;
     atomic_compare_exchange_strong(&ln_threads_setting, &expected, n);
 }
@@ -161,7 +164,6 @@ HANDOFF static void forward_team(team *tm, int t)
 void ln_forward_threads(const ln_kernels *k, const ln_fwd_args *a, size_t rows, int t)
 {
     team tm = {.k = k, .fa = a, .rows = rows};
-    atomic_store_explicit(&g_team_started, 1, memory_order_relaxed);
     EDGE_FROM(&tm.e.fork);
     forward_team(&tm, t);
     EDGE_TO(&tm.e.join);
@@ -233,7 +235,6 @@ int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows, 
             return LN_ERR_NOMEM;
         tm.part = (float *)(tm.acc + 2 * n);
     }
-    atomic_store_explicit(&g_team_started, 1, memory_order_relaxed);
     EDGE_FROM(&tm.e.fork);
     backward_team(&tm, t);
     EDGE_TO(&tm.e.join);

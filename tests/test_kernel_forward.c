@@ -19,9 +19,17 @@ static const ln_kernels *ORACLE;
 /* Worst error seen per case, in units of its bound's scale, printed for the notes. */
 static double worst_random, worst_offset, worst_burn;
 
-/* One row set with random N(0,1) data at pointer offsets 0..15 floats, checked against
-   the oracle: |y - y_ref| <= tau (1 + |gamma xhat_ref| + |beta|); the mean error, in
-   units of std, and rstd's relative error obey the same tau, since xhat inherits both. */
+/*
+ * One row set with random N(0,1) data at pointer offsets 0..15 floats. A SIMD kernel is
+ * checked against the oracle: |y - y_ref| <= tau (1 + |gamma xhat_ref| + |beta|); the mean
+ * error, in units of std, and rstd's relative error obey the same tau, since xhat
+ * inherits both. The scalar kernel IS the oracle, so it is checked against the
+ * independent long-double two-pass instead, at its own bound: it computes in double and
+ * rounds y, mean and rstd to float once, so each is within 2^-24 of the truth relative to
+ * its size (|y| <= the scale above), plus its double roundings: sums of n <= 65536 values
+ * below ~5 sigma err by less than n 2^-53 5 sigma < 2^-34 sigma, so y, rstd gain 2^-34
+ * relative and the mean 2^-34 sigma.
+ */
 static void check_random(size_t rows, size_t cols, tu_rng *rng)
 {
     const size_t n = rows * cols, ox = cols % 16, oy = (cols + 5) % 16;
@@ -35,25 +43,36 @@ static void check_random(size_t rows, size_t cols, tu_rng *rng)
     tu_fill_normal(rng, b, cols, 0.0, 1.0);
     kc_forward(K, x, g, b, y, m, r, rows, cols, 1e-5f);
     kc_forward(ORACLE, x, g, b, yr, mr, rr, rows, cols, 1e-5f);
-    const double tau = kc_tau(cols);
+    const int truth = K == ORACLE; /* scalar: the long-double reference, not itself */
+    const double tau = truth ? TU_EPS32 + 0x1p-34 : kc_tau(cols);
+    long double *ref = malloc(cols * sizeof *ref);
+    assert_non_null(ref);
     for (size_t row = 0; row < rows; row++) {
         long double lm, lr;
         tu_ref_stats(x + row * cols, cols, 1e-5f, &lm, &lr);
+        tu_ref_forward_row(x + row * cols, g, b, cols, 1e-5f, ref);
         for (size_t i = 0; i < cols; i++) {
             const size_t k = row * cols + i;
             const double xhat = (double)(((long double)x[k] - lm) * lr);
             const double scale = 1.0 + fabs(g[i] * xhat) + fabs(b[i]);
-            const double err = fabs((double)y[k] - yr[k]) / scale;
+            const double want = truth ? (double)ref[i] : yr[k];
+            const double err = fabs((double)y[k] - want) / scale;
             if (err > worst_random)
                 worst_random = err;
             if (!(err <= tau))
-                fail_msg("cols %zu row %zu col %zu: y %.9g, oracle %.9g", cols, row, i, y[k],
-                         yr[k]);
+                fail_msg("cols %zu row %zu col %zu: y %.9g, %s %.9g", cols, row, i, y[k],
+                         truth ? "truth" : "oracle", want);
+        }
+        if (truth) { /* mean, rstd against the long-double values themselves */
+            assert_true(fabsl(m[row] - lm) <= TU_EPS32 * fabsl(lm) + 0x1p-34L / lr);
+            assert_true(fabsl(r[row] / lr - 1.0L) <= tau);
+            continue;
         }
         assert_true(fabs((double)m[row] - mr[row]) * rr[row] <=
                     tau * (1.0 + fabs(mr[row]) * rr[row]));
         assert_true(fabs((double)r[row] / rr[row] - 1.0) <= tau);
     }
+    free(ref);
     free(xb), free(yb), free(gb), free(bb), free(yr), free(m), free(r), free(mr), free(rr);
 }
 
@@ -143,21 +162,48 @@ static void offset_rows(void **state)
         }
 }
 
-/* burn #5607: 16 values around 100 spaced 1e-3, where E[x^2] - E[x]^2 erred by 1.03. */
+/*
+ * burn #5607: 16 values around 100 spaced 1e-3, where E[x^2] - E[x]^2 erred by 1.03.
+ * The bound comes from each kernel's error analysis for this row (n = 16, m ~ 100,
+ * sigma ~ 4.6e-3, so |m| rstd ~ 2.2e4). y = (x - mean_f) rstd_f: x - mean_f is exact
+ * (Sterbenz: both in [50, 200]); rstd_f and the product add a few roundings relative to
+ * |xhat|, at most 8 2^-24 (1 + |xhat|). What dominates is the error e_m of the float
+ * mean the apply subtracts, which moves every xhat by e_m rstd; e_m <= c_m 2^-24 |m|:
+ *   scalar  c_m = 0: the mean stays in double (error ~16 2^-53 |m|), y is rounded once.
+ *   x86     c_m = 1: Welford runs on x - x_0 (|x - x_0| <= 0.015: its roundings are
+ *           2^-24 * 0.015, negligible), and mean = x_0 + m_s is rounded to float once.
+ *   Arm     c_m = 6: Welford on the unshifted x. With n = 16 each lane's first step is
+ *           exact (m = x) and no lane takes a second value; each Chan merge of two lanes
+ *           keeps the larger inherited error and adds one rounding (<= 2^-24 |m|), and at
+ *           most log2(16) = 4 merges combine data (a merge with an empty lane is exact);
+ *           1 more for the final horizontal step and 1 of margin.
+ * So |y - t| <= c_m 2^-24 |m| rstd + 8 2^-24 (1 + max|xhat|): ~1.3e-3 on x86, ~8e-3 on
+ * Arm, ~2e-6 for scalar (where the second term is all there is). The float floor would be
+ * a few 2^-24 (NUMERICS.md); the SIMD kernels' float mean is what keeps them above it.
+ */
 static void burn_5607_row(void **state)
 {
     (void)state;
     float x[16], y[16];
-    long double ref[16];
+    long double ref[16], lm, lr;
     for (int i = 0; i < 16; i++)
         x[i] = (float)(100.0 + (i - 7.5) * 1e-3);
     kc_forward(K, x, NULL, NULL, y, NULL, NULL, 1, 16, 1e-5f);
     tu_ref_forward_row(x, NULL, NULL, 16, 1e-5f, ref);
+    tu_ref_stats(x, 16, 1e-5f, &lm, &lr);
+    const double c_m = K->isa == LN_ISA_SCALAR                                ? 0
+                       : K->isa == LN_ISA_AVX2 || K->isa == LN_ISA_AVX512 ? 1
+                                                                              : 6;
+    double xhat_max = 0;
+    for (int i = 0; i < 16; i++)
+        xhat_max = fmax(xhat_max, fabs((double)ref[i]));
+    const double bound = c_m * TU_EPS32 * (double)(fabsl(lm) * lr) + 8 * TU_EPS32 * (1 + xhat_max);
     for (int i = 0; i < 16; i++) {
         const double err = fabs((double)(y[i] - ref[i]));
-        if (err > worst_burn)
-            worst_burn = err;
-        assert_true(err < 1e-2);
+        if (err / bound > worst_burn)
+            worst_burn = err / bound;
+        if (!(err <= bound))
+            fail_msg("burn #5607 row, i %d: error %.3g, bound %.3g", i, err, bound);
     }
 }
 
@@ -290,7 +336,7 @@ static int report(void **state)
 {
     (void)state;
     printf("[ %-8s ] forward worst: random %.3g (x tau-scale), offset %.3g (x bound), "
-           "burn#5607 %.3g (abs)\n",
+           "burn#5607 %.3g (x bound)\n",
            K->name, worst_random, worst_offset, worst_burn);
     return 0;
 }

@@ -1,7 +1,6 @@
 /* test_threads_api.c - the thread count as a user of the shared library sees it: setting,
    environment, and calls in a forked child. */
 #define _POSIX_C_SOURCE 200809L /* fork, kill, nanosleep under -std=c11 */
-#include <dirent.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -38,18 +37,6 @@ static void setting_is_clamped(void **state)
         assert_int_equal(ln_get_num_threads(), got[i]);
     }
     ln_set_num_threads(1);
-}
-
-static int thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
 }
 
 /* Large enough for two threads under the default threshold, with many backward blocks. */
@@ -103,7 +90,7 @@ static void forked_child_does_not_hang(void **state)
     ln_set_num_threads(2);
     compute(x, dy, g, b, parent);
     /* The premise: the parent's threads exist (libgomp keeps its pool between calls). */
-    assert_true(thread_count() >= 2);
+    assert_true(tu_thread_count() >= 2);
     fflush(NULL);
     const pid_t pid = fork();
     assert_true(pid >= 0);

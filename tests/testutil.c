@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE
 #include "testutil.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -118,4 +119,16 @@ int tu_sentinel_intact(const float *p, size_t n)
         if (memcmp(&p[i], &k_sentinel, sizeof k_sentinel) != 0)
             return 0;
     return 1;
+}
+
+int tu_thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
 }

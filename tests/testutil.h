@@ -43,4 +43,7 @@ int tu_isa_from_name(const char *name);
 void tu_sentinel_fill(float *p, size_t n);
 int tu_sentinel_intact(const float *p, size_t n);
 
+/* Threads of this process now (entries of /proc/self/task), -1 if unreadable. */
+int tu_thread_count(void);
+
 #endif
