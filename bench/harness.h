@@ -97,6 +97,6 @@ void ln_bench_cases_layernorm();
 void ln_bench_cases_onednn();
 void ln_bench_cases_strided_flags();
 void ln_bench_cases_threads();
-void ln_bench_cases_bf16_gelu(); // bf16 LayerNorm and GELU (issue 10)
+void ln_bench_cases_bf16_gelu(); // bf16 LayerNorm and GELU (1.3)
 
 #endif // LN_BENCH_HARNESS_H
