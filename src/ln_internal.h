@@ -52,10 +52,10 @@ typedef struct ln_bwd_args {
 typedef void (*ln_fwd_fn)(const ln_fwd_args *a, size_t r0, size_t r1);
 
 /*
- * Backward for rows [r0, r1), which the dispatcher keeps within one block of
- * LN_BWD_BLOCK rows. dgamma_part/dbeta_part (cols floats each, either may be NULL) are
- * overwritten with this block's sums over rows of dy*xhat and dy, accumulated from +0.0f
- * so that an all-zero sum is +0 (cols == 1 must give dgamma == +0 bit-exactly).
+ * Backward for rows [r0, r1), which the runner keeps within one block of LN_BWD_BLOCK
+ * rows when it asks for partials. dgamma_part/dbeta_part (cols floats each, either may be
+ * NULL) are overwritten with this block's sums over rows of dy*xhat and dy, accumulated
+ * from +0.0f so that an all-zero sum is +0 (cols == 1 must give dgamma == +0 bit-exactly).
  */
 typedef void (*ln_bwd_fn)(const ln_bwd_args *a, size_t r0, size_t r1,
                           float *dgamma_part, float *dbeta_part);
