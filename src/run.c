@@ -1,5 +1,4 @@
-/* run.c - the runner: one validated call over all rows, blocks or elements, on threads
-   when the setting and the size call for it, with the bits of one thread. */
+/* run.c - the runner: a validated call over all rows, blocks or elements, threaded or not. */
 #include <stdlib.h>
 
 #include "ln_threads.h"

@@ -1,5 +1,4 @@
-/* test_threads_bf16_gelu.c - one ISA's bf16 LayerNorm and GELU give the same bits on 1..8
-   threads as on one, and in a forked child. */
+/* test_threads_bf16_gelu.c - one ISA's bf16 LayerNorm and GELU: the same bits on 1..8 threads. */
 #define _POSIX_C_SOURCE 200809L /* fork, kill, nanosleep under -std=c11 */
 #include <setjmp.h>
 #include <signal.h>
