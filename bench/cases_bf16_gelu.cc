@@ -31,40 +31,34 @@ uint16_t *to_bf16(const float *src, float *dst_buf, size_t n)
     return h;
 }
 
-lnb::Make bf16_forward(const ln_bf16_kernels *k)
+lnb::Make bf16_forward(const ln_kernels *k)
 {
     return [k](const lnb::Problem &p) -> lnb::Call {
         ln_bf16_fwd_args a{};
         a.x = to_bf16(p.x, p.dx, p.rows * p.cols), a.ldx = p.cols, a.gamma = p.gamma;
         a.beta = p.beta, a.y = reinterpret_cast<uint16_t *>(p.y), a.ldy = p.cols;
         a.mean = p.mean, a.rstd = p.rstd, a.cols = p.cols, a.eps = kEps;
-        return [k, a, rows = p.rows] { k->forward(&a, 0, rows); };
+        return [k, a, rows = p.rows] { k->bf16_forward(&a, 0, rows); };
     };
 }
 
-struct Bf16Block {
-    const ln_bf16_kernels *k;
-    ln_bf16_bwd_args a;
-};
-
-lnb::Make bf16_backward(const ln_bf16_kernels *k)
+lnb::Make bf16_backward(const ln_kernels *k)
 {
     return [k](const lnb::Problem &p) -> lnb::Call {
         const size_t n = p.rows * p.cols;
-        Bf16Block c{k, {}};
-        c.a.x = to_bf16(p.x, p.y, n), c.a.ldx = p.cols;
-        c.a.dy = to_bf16(p.dy, p.dx, n), c.a.lddy = p.cols;
-        c.a.gamma = p.gamma, c.a.mean = p.mean, c.a.rstd = p.rstd;
-        c.a.dx = reinterpret_cast<uint16_t *>(p.dx) + n, c.a.lddx = p.cols, c.a.cols = p.cols;
-        return [c, p] {
-            ln_backward_blocks(
-                [](const void *ctx, size_t r0, size_t r1, float *dg, float *db) {
-                    const auto *b = static_cast<const Bf16Block *>(ctx);
-                    b->k->backward(&b->a, r0, r1, dg, db);
-                },
-                &c, p.rows, p.cols, 0, p.dgamma, p.dbeta);
-        };
+        ln_bf16_bwd_args a{};
+        a.x = to_bf16(p.x, p.y, n), a.ldx = p.cols;
+        a.dy = to_bf16(p.dy, p.dx, n), a.lddy = p.cols;
+        a.gamma = p.gamma, a.mean = p.mean, a.rstd = p.rstd;
+        a.dx = reinterpret_cast<uint16_t *>(p.dx) + n, a.lddx = p.cols, a.cols = p.cols;
+        return [k, a, p] { ln_bf16_backward_run(k, &a, p.rows, p.dgamma, p.dbeta); };
     };
+}
+
+// The record's name, and "bf16" after it where it converts with the ISA's BF16 instructions.
+std::string bf16_impl(const ln_kernels *k)
+{
+    return std::string(k->name) + (k->plain != k ? "bf16" : "");
 }
 
 // GPT-2's GELU as a plain loop over libm's tanhf: what the library is measured against.
@@ -92,9 +86,9 @@ void ln_bench_cases_bf16_gelu()
     // second against the "fwd"/"bwd" ops' f32 figures are the bf16 speedup (the goal for
     // forward: >= 1.7x cold).
     for (int isa = LN_ISA_SCALAR; isa <= LN_ISA_SVE; isa++)
-        if (const ln_bf16_kernels *k = ln_bf16_for(isa))
+        if (const ln_kernels *k = ln_kernels_get(isa))
             lnb::add_case({"bf16_fwd",
-                           k->name,
+                           bf16_impl(k),
                            bf16_forward(k),
                            lnb::OP_DX | lnb::OP_Y | lnb::OP_GAMMA | lnb::OP_BETA | lnb::OP_MEAN |
                                lnb::OP_RSTD,
@@ -103,9 +97,9 @@ void ln_bench_cases_bf16_gelu()
                            {lnb::Regime::hot, lnb::Regime::cold},
                            false});
     for (int isa = LN_ISA_SCALAR; isa <= LN_ISA_SVE; isa++)
-        if (const ln_bf16_kernels *k = ln_bf16_for(isa))
+        if (const ln_kernels *k = ln_kernels_get(isa))
             lnb::add_case({"bf16_bwd",
-                           k->name,
+                           bf16_impl(k),
                            bf16_backward(k),
                            lnb::OP_Y | lnb::OP_DX | lnb::OP_GAMMA | lnb::OP_MEAN | lnb::OP_RSTD |
                                lnb::OP_DGAMMA | lnb::OP_DBETA,

@@ -1,4 +1,4 @@
-// cases_threads.cc - 1 vs 2 threads through the public API (issue 8), against a 2-thread stream.
+// cases_threads.cc - 1 vs 2 threads through the public API, against a 2-thread stream.
 #include <string>
 #include <vector>
 

@@ -96,8 +96,8 @@ void fill_uniform(float *p, size_t n, float lo, float hi, unsigned seed);
 // Registration entry points of the case files (cases_*.cc).
 void ln_bench_cases_layernorm();
 void ln_bench_cases_onednn();
-void ln_bench_cases_ext();
+void ln_bench_cases_strided_flags();
 void ln_bench_cases_threads();
-void ln_bench_cases_bf16_gelu(); // bf16 LayerNorm and GELU (issue 10)
+void ln_bench_cases_bf16_gelu(); // bf16 LayerNorm and GELU (1.3)
 
 #endif // LN_BENCH_HARNESS_H

@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     lnb::note("cpu_model", cpu_model());
     ln_bench_cases_layernorm();
     if (sweep == "full" || sweep == "ext")
-        ln_bench_cases_ext();
+        ln_bench_cases_strided_flags();
     ln_bench_cases_threads();
     ln_bench_cases_bf16_gelu();
 #ifdef LN_BENCH_ONEDNN

@@ -49,20 +49,20 @@ else()
   list(APPEND LN_SOURCES src/cpu_features_none.c)
 endif()
 
-# bf16 LayerNorm and GELU (issue 10): a file group per ISA, registered like the f32
-# kernels but under EXT_<ISA>, so they build and test whether or not the f32 kernel of
-# that ISA is in this tree; vector exp/erfc come from SLEEF, found through pkg-config.
+# bf16 LayerNorm and GELU: a file group per ISA, registered like the f32 kernels but
+# under BF16_GELU_<ISA> (dispatch.c puts the scalar ones in a record whose group is
+# missing); vector exp/erfc come from SLEEF, found through pkg-config.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SLEEF REQUIRED IMPORTED_TARGET sleef)
-list(APPEND LN_SOURCES src/api_ext.c src/dispatch_ext.c src/scalar_bf16.c src/scalar_gelu.c)
+list(APPEND LN_SOURCES src/api_bf16.c src/api_gelu.c src/scalar_bf16.c src/scalar_gelu.c)
 foreach(_isa AVX2 AVX512 NEON SVE)
-  set(LN_HAVE_EXT_${_isa} 0)
+  set(LN_HAVE_BF16_GELU_${_isa} 0)
 endforeach()
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
-  ln_add_kernel(EXT_AVX2 "src/x86/avx2_bf16.c;src/x86/gelu_avx2.c" -mavx2 -mfma)
-  ln_add_kernel(EXT_AVX512 "src/x86/avx512_bf16.c;src/x86/gelu_avx512.c"
+  ln_add_kernel(BF16_GELU_AVX2 "src/x86/avx2_bf16.c;src/x86/gelu_avx2.c" -mavx2 -mfma)
+  ln_add_kernel(BF16_GELU_AVX512 "src/x86/avx512_bf16.c;src/x86/gelu_avx512.c"
                 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma)
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
-  ln_add_kernel(EXT_NEON "src/arm/neon_bf16.c;src/arm/gelu_neon.c")
-  ln_add_kernel(EXT_SVE "src/arm/sve_bf16.c;src/arm/gelu_sve.c" -march=armv8.2-a+sve)
+  ln_add_kernel(BF16_GELU_NEON "src/arm/neon_bf16.c;src/arm/gelu_neon.c")
+  ln_add_kernel(BF16_GELU_SVE "src/arm/sve_bf16.c;src/arm/gelu_sve.c" -march=armv8.2-a+sve)
 endif()

@@ -1,4 +1,4 @@
-# LnSanitize.cmake - sanitizer and libFuzzer builds for the hardening suites (issue 7).
+# LnSanitize.cmake - sanitizer and libFuzzer builds for the hardening suites.
 # LN_SANITIZE is a -fsanitize list ("address,undefined", "thread"); it applies to every
 # target, library included, and every finding aborts (-fno-sanitize-recover) so that a
 # report can never scroll past as a pass. LN_FUZZ builds tests/fuzz as a libFuzzer

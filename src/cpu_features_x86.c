@@ -32,8 +32,6 @@ unsigned ln_cpu_isa_mask(void)
         mask |= 1u << LN_ISA_AVX2;
     if ((mask & (1u << LN_ISA_AVX2)) && f && dq && bw && vl && (xcr0 & 0xE6) == 0xE6)
         mask |= 1u << LN_ISA_AVX512;
-    if (LN_EMULATED_AVX512) /* its intrinsics are plain C: it runs on any CPU */
-        mask |= 1u << LN_ISA_AVX512;
     return mask;
 }
 

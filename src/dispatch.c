@@ -1,4 +1,4 @@
-/* dispatch.c - ISA choice: which kernel table is active, resolved once, capped on demand. */
+/* dispatch.c - the ISA records, and which one is active: resolved once, capped on demand. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -10,28 +10,141 @@
 #error "dispatch.c must be compiled for the baseline ISA only"
 #endif
 
-static const ln_kernels *const k_tables[] = {
-    &ln_kernels_scalar,
+/* bf16 and GELU entry points of one kernel group, spelled once per group. */
+#define BF16_GELU(bf16, gelu)                                                             \
+    .bf16_forward = ln_bf16_forward_##bf16, .bf16_backward = ln_bf16_backward_##bf16,       \
+    .gelu_forward = ln_gelu_forward_##gelu, .gelu_backward = ln_gelu_backward_##gelu
+
+/* The records. An ISA whose bf16/GELU group this build lacks keeps the scalar ones, so
+   every field is always set. */
+static const ln_kernels k_scalar = {
+    .isa = LN_ISA_SCALAR, .name = "scalar",
+    .forward = ln_forward_scalar, .backward = ln_backward_scalar,
+    BF16_GELU(scalar, scalar), .plain = &k_scalar,
+};
+
 #if LN_HAVE_AVX2
-    &ln_kernels_avx2,
+static const ln_kernels k_avx2 = {
+    .isa = LN_ISA_AVX2, .name = "avx2",
+    .forward = ln_forward_avx2, .backward = ln_backward_avx2,
+#if LN_HAVE_BF16_GELU_AVX2
+    BF16_GELU(avx2, avx2),
+#else
+    BF16_GELU(scalar, scalar),
+#endif
+    .plain = &k_avx2,
+};
+#endif
+
+#if LN_HAVE_AVX512
+/* An emulated build (tests/emu, for CPUs without AVX-512) may only put emulated code in
+   its AVX-512 record: its f32 kernels are, its bf16/GELU group is not, so those stay
+   scalar there and the BF16-conversion variant does not exist. */
+#define AVX512_BF16_GELU (LN_HAVE_BF16_GELU_AVX512 && !LN_EMULATED_AVX512)
+static const ln_kernels k_avx512 = {
+    .isa = LN_ISA_AVX512, .name = "avx512",
+    .forward = ln_forward_avx512, .backward = ln_backward_avx512,
+#if AVX512_BF16_GELU
+    BF16_GELU(avx512, avx512),
+#else
+    BF16_GELU(scalar, scalar),
+#endif
+    .plain = &k_avx512,
+};
+#if AVX512_BF16_GELU
+static const ln_kernels k_avx512bf16 = {
+    .isa = LN_ISA_AVX512, .name = "avx512",
+    .forward = ln_forward_avx512, .backward = ln_backward_avx512,
+    BF16_GELU(avx512bf16, avx512), .plain = &k_avx512,
+};
+#endif
+#endif
+
+#if LN_HAVE_NEON
+static const ln_kernels k_neon = {
+    .isa = LN_ISA_NEON, .name = "neon",
+    .forward = ln_forward_neon, .backward = ln_backward_neon,
+#if LN_HAVE_BF16_GELU_NEON
+    BF16_GELU(neon, neon),
+#else
+    BF16_GELU(scalar, scalar),
+#endif
+    .plain = &k_neon,
+};
+#if LN_HAVE_BF16_GELU_NEON
+static const ln_kernels k_neonbf16 = {
+    .isa = LN_ISA_NEON, .name = "neon",
+    .forward = ln_forward_neon, .backward = ln_backward_neon,
+    BF16_GELU(neonbf16, neon), .plain = &k_neon,
+};
+#endif
+#endif
+
+#if LN_HAVE_SVE
+static const ln_kernels k_sve = {
+    .isa = LN_ISA_SVE, .name = "sve",
+    .forward = ln_forward_sve, .backward = ln_backward_sve,
+#if LN_HAVE_BF16_GELU_SVE
+    BF16_GELU(sve, sve),
+#else
+    BF16_GELU(scalar, scalar),
+#endif
+    .plain = &k_sve,
+};
+#if LN_HAVE_BF16_GELU_SVE
+static const ln_kernels k_svebf16 = {
+    .isa = LN_ISA_SVE, .name = "sve",
+    .forward = ln_forward_sve, .backward = ln_backward_sve,
+    BF16_GELU(svebf16, sve), .plain = &k_sve,
+};
+#endif
+#endif
+
+/* Per ISA id, the record this CPU runs best (the BF16 conversion when present); filled
+   once under g_once, NULL where the build or the CPU lacks the ISA. */
+static const ln_kernels *g_records[LN_ISA_SVE + 1];
+
+/* The record of `isa` for a CPU with extensions `ext`, or NULL if not compiled in. */
+static const ln_kernels *record_for(int isa, unsigned ext)
+{
+    (void)ext;
+    switch (isa) {
+    case LN_ISA_SCALAR: return &k_scalar;
+#if LN_HAVE_AVX2
+    case LN_ISA_AVX2: return &k_avx2;
 #endif
 #if LN_HAVE_AVX512
-    &ln_kernels_avx512,
+    case LN_ISA_AVX512:
+#if AVX512_BF16_GELU
+        if (ext & LN_CPUX_AVX512_BF16)
+            return &k_avx512bf16;
+#endif
+        return &k_avx512;
 #endif
 #if LN_HAVE_NEON
-    &ln_kernels_neon,
+    case LN_ISA_NEON:
+#if LN_HAVE_BF16_GELU_NEON
+        if (ext & LN_CPUX_NEON_BF16)
+            return &k_neonbf16;
+#endif
+        return &k_neon;
 #endif
 #if LN_HAVE_SVE
-    &ln_kernels_sve,
+    case LN_ISA_SVE:
+#if LN_HAVE_BF16_GELU_SVE
+        if (ext & LN_CPUX_SVE_BF16)
+            return &k_svebf16;
 #endif
-};
-#define K_NTABLES (sizeof k_tables / sizeof k_tables[0])
+        return &k_sve;
+#endif
+    default: return NULL;
+    }
+}
 
 static const char *const k_names[] = {"scalar", "avx2", "avx512", "neon", "sve"};
 #define K_NISA ((int)(sizeof k_names / sizeof k_names[0]))
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static unsigned g_cpu_mask;         /* written once under g_once */
 static int g_env_cap = -1;          /* LN_MAX_ISA, -1 when unset or ignored */
 static _Atomic(const ln_kernels *) g_active;
 
@@ -50,14 +163,6 @@ static int ascii_ieq(const char *a, const char *b)
     return *a == *b;
 }
 
-static const ln_kernels *table_of(int isa)
-{
-    for (size_t i = 0; i < K_NTABLES; i++)
-        if (k_tables[i]->isa == isa)
-            return k_tables[i];
-    return NULL;
-}
-
 #if defined(__x86_64__) || defined(__i386__)
 #define HOST_FAMILY 1
 #elif defined(__aarch64__)
@@ -66,17 +171,15 @@ static const ln_kernels *table_of(int isa)
 #define HOST_FAMILY 0
 #endif
 
-/* The best table the CPU runs whose rank does not exceed the cap's (cap < 0: none). */
+/* The best record the CPU runs whose rank does not exceed the cap's (cap < 0: none). */
 static const ln_kernels *best_under(int cap)
 {
-    const ln_kernels *best = &ln_kernels_scalar;
-    for (size_t i = 0; i < K_NTABLES; i++) {
-        const ln_kernels *t = k_tables[i];
-        if (!(g_cpu_mask & (1u << t->isa)))
+    const ln_kernels *best = &k_scalar;
+    for (int isa = 0; isa < K_NISA; isa++) {
+        const ln_kernels *t = g_records[isa];
+        if (!t || (cap >= 0 && isa_rank(isa) > isa_rank(cap)))
             continue;
-        if (cap >= 0 && isa_rank(t->isa) > isa_rank(cap))
-            continue;
-        if (isa_rank(t->isa) > isa_rank(best->isa))
+        if (isa_rank(isa) > isa_rank(best->isa))
             best = t;
     }
     return best;
@@ -84,7 +187,13 @@ static const ln_kernels *best_under(int cap)
 
 static void init_once(void)
 {
-    g_cpu_mask = ln_cpu_isa_mask() | (1u << LN_ISA_SCALAR);
+    /* cpuid can trap to the hypervisor: the CPU is read here, once, and nowhere else. */
+    unsigned cpu = ln_cpu_isa_mask() | (1u << LN_ISA_SCALAR);
+    if (LN_EMULATED_AVX512) /* its intrinsics are plain C: it runs on any x86-64 CPU */
+        cpu |= 1u << LN_ISA_AVX512;
+    const unsigned ext = ln_cpu_ext_mask();
+    for (int isa = 0; isa < K_NISA; isa++)
+        g_records[isa] = (cpu >> isa) & 1u ? record_for(isa, ext) : NULL;
     const char *env = getenv("LN_MAX_ISA");
     if (env)
         for (int isa = 0; isa < K_NISA; isa++)
@@ -107,9 +216,7 @@ const ln_kernels *ln_active(void)
 const ln_kernels *ln_kernels_get(int isa)
 {
     pthread_once(&g_once, init_once);
-    if (isa < 0 || isa >= K_NISA || !(g_cpu_mask & (1u << isa)))
-        return NULL;
-    return table_of(isa);
+    return isa >= 0 && isa < K_NISA ? g_records[isa] : NULL;
 }
 
 LN_API int ln_isa_available(int isa) { return ln_kernels_get(isa) != NULL; }

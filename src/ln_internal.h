@@ -1,4 +1,4 @@
-/* ln_internal.h - the contract between the dispatcher and the per-ISA kernels. */
+/* ln_internal.h - the contract between the API, the runner, the dispatcher and the kernels. */
 #ifndef LN_INTERNAL_H
 #define LN_INTERNAL_H
 
@@ -52,89 +52,13 @@ typedef struct ln_bwd_args {
 typedef void (*ln_fwd_fn)(const ln_fwd_args *a, size_t r0, size_t r1);
 
 /*
- * Backward for rows [r0, r1), which the dispatcher keeps within one block of
- * LN_BWD_BLOCK rows. dgamma_part/dbeta_part (cols floats each, either may be NULL) are
- * overwritten with this block's sums over rows of dy*xhat and dy, accumulated from +0.0f
- * so that an all-zero sum is +0 (cols == 1 must give dgamma == +0 bit-exactly).
+ * Backward for rows [r0, r1), which the runner keeps within one block of LN_BWD_BLOCK
+ * rows when it asks for partials. dgamma_part/dbeta_part (cols floats each, either may be
+ * NULL) are overwritten with this block's sums over rows of dy*xhat and dy, accumulated
+ * from +0.0f so that an all-zero sum is +0 (cols == 1 must give dgamma == +0 bit-exactly).
  */
 typedef void (*ln_bwd_fn)(const ln_bwd_args *a, size_t r0, size_t r1,
                           float *dgamma_part, float *dbeta_part);
-
-/* One table per ISA, filled with designated initializers in that ISA's kernel file; every
-   field must be set for every ISA (the dispatcher swaps whole tables, never fields). */
-typedef struct ln_kernels {
-    int isa;
-    const char *name;
-    ln_fwd_fn forward;
-    ln_bwd_fn backward;
-} ln_kernels;
-
-/*
- * dgamma/dbeta are summed per block of this many rows, then the blocks' partials are
- * added in block order in double. Fixed, so the bits never depend on how rows are split.
- */
-#define LN_BWD_BLOCK 64
-
-extern const ln_kernels ln_kernels_scalar;
-#if LN_HAVE_AVX2
-extern const ln_kernels ln_kernels_avx2;
-#endif
-#if LN_HAVE_AVX512
-extern const ln_kernels ln_kernels_avx512;
-#endif
-#if LN_HAVE_NEON
-extern const ln_kernels ln_kernels_neon;
-#endif
-#if LN_HAVE_SVE
-extern const ln_kernels ln_kernels_sve;
-#endif
-
-/* What the CPU and the OS support (cpu_features_*.c); bit (1u << isa). Scalar always. */
-unsigned ln_cpu_isa_mask(void);
-
-/* The kernel table of `isa` if compiled in and runnable here, else NULL. Tests use it
-   to reach every kernel directly. */
-const ln_kernels *ln_kernels_get(int isa);
-
-/* The active table: resolved once (CPU, LN_MAX_ISA), then changed by ln_set_max_isa. */
-const ln_kernels *ln_active(void);
-
-/* ---- Argument checks (validate.c), for any element size ---- */
-
-/* `rows` rows of `bytes` bytes each, `stride` bytes apart (a vector is one row). */
-typedef struct ln_view {
-    const void *p;
-    size_t rows, bytes, stride;
-    uintptr_t lo, hi; /* the hull [lo, hi) of the bytes it spans; empty when p is NULL */
-} ln_view;
-ln_view ln_view_of(const void *p, size_t rows, size_t cols, size_t ld, size_t elem);
-/* cols > 0, ld >= cols, and the bytes spanned fit in size_t. */
-int ln_shape_ok(size_t rows, size_t cols, size_t ld, size_t elem);
-/* Whether any byte belongs to a row of both views (exact, strides included). */
-int ln_views_overlap(ln_view a, ln_view b);
-/* Any output overlapping an input or another output. Bit LN_ALLOW_BIT(o, i) of `allowed`
-   lets output o be input i exactly (same pointer and layout): in-place operation. */
-#define LN_ALLOW_BIT(o, i) ((o) * 8 + (i))
-int ln_any_alias(const ln_view *out, int nout, const ln_view *in, int nin,
-                 unsigned long long allowed);
-/* NULL, shape, eps, flags (bits outside allowed_flags), alias: the header's order. */
-int ln_check_forward(const ln_fwd_args *a, size_t rows, unsigned allowed_flags);
-int ln_check_backward(const ln_bwd_args *a, const float *dgamma, const float *dbeta,
-                      size_t rows, unsigned allowed_flags);
-
-/* Runs a validated backward over all rows: blocks, partials, the fixed-order fold.
-   Returns LN_OK or LN_ERR_NOMEM (before anything is written). */
-int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
-                    float *dgamma, float *dbeta);
-
-/* Runs a validated forward over all rows, on threads when the setting and size call for it. */
-void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows);
-
-/* ---- Issue 10: bf16 LayerNorm and GELU (LAYERNORM_1.3) ------------------------------
- * The ISA still comes from the one active table (ln_active()->isa); each feature adds a
- * const table per ISA, looked up by that id, so forward/backward/bf16/GELU never mix ISAs
- * and the f32 tables need no new fields. */
-#include <stdint.h>
 
 /* bf16 operands are raw bits (the high half of a float); everything else is float. */
 typedef struct ln_bf16_fwd_args {
@@ -168,63 +92,141 @@ typedef void (*ln_bf16_fwd_fn)(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
 typedef void (*ln_bf16_bwd_fn)(const ln_bf16_bwd_args *a, size_t r0, size_t r1,
                                float *dgamma_part, float *dbeta_part);
 
-typedef struct ln_bf16_kernels {
-    int isa;
-    const char *name;
-    ln_bf16_fwd_fn forward;
-    ln_bf16_bwd_fn backward;
-} ln_bf16_kernels;
-
 /* Elementwise over n floats; kind is LN_GELU_TANH or LN_GELU_ERF (validated). y == x and
    dx == dy or dx == x exactly are allowed: every element is read before it is written. */
 typedef void (*ln_gelu_fwd_fn)(const float *x, float *y, size_t n, int kind);
 typedef void (*ln_gelu_bwd_fn)(const float *dy, const float *x, float *dx, size_t n, int kind);
 
-typedef struct ln_gelu_kernels {
+/*
+ * One record per ISA holds every operation's entry points, so the dispatcher swaps whole
+ * records and no call can mix ISAs. dispatch.c builds every record (the only place that
+ * knows which kernels, CPU-extension variants and emulation a build has); kernel files
+ * export named functions with the ISA suffix last. Every field is set in every record.
+ */
+typedef struct ln_kernels {
     int isa;
-    ln_gelu_fwd_fn forward;
-    ln_gelu_bwd_fn backward;
-} ln_gelu_kernels;
+    const char *name;
+    ln_fwd_fn forward;
+    ln_bwd_fn backward;
+    ln_bf16_fwd_fn bf16_forward;
+    ln_bf16_bwd_fn bf16_backward;
+    ln_gelu_fwd_fn gelu_forward;
+    ln_gelu_bwd_fn gelu_backward;
+    /* The record of the same ISA without CPU extensions (the BF16 conversion
+       instructions); the record itself when it uses none. Tests compare the two. */
+    const struct ln_kernels *plain;
+} ln_kernels;
 
-extern const ln_bf16_kernels ln_bf16_kernels_scalar;
-extern const ln_gelu_kernels ln_gelu_kernels_scalar;
-#if LN_HAVE_EXT_AVX2
-extern const ln_bf16_kernels ln_bf16_kernels_avx2;
-extern const ln_gelu_kernels ln_gelu_kernels_avx2;
-#endif
-#if LN_HAVE_EXT_AVX512
-extern const ln_bf16_kernels ln_bf16_kernels_avx512;     /* integer-shift rounding */
-extern const ln_bf16_kernels ln_bf16_kernels_avx512bf16; /* vcvtne2ps2bf16 */
-extern const ln_gelu_kernels ln_gelu_kernels_avx512;
-#endif
-#if LN_HAVE_EXT_NEON
-extern const ln_bf16_kernels ln_bf16_kernels_neon;     /* integer-shift rounding */
-extern const ln_bf16_kernels ln_bf16_kernels_neonbf16; /* BFCVTN (FEAT_BF16) */
-extern const ln_gelu_kernels ln_gelu_kernels_neon;
-#endif
-#if LN_HAVE_EXT_SVE
-extern const ln_bf16_kernels ln_bf16_kernels_sve;     /* integer-shift rounding */
-extern const ln_bf16_kernels ln_bf16_kernels_svebf16; /* BFCVT (FEAT_BF16 with SVE) */
-extern const ln_gelu_kernels ln_gelu_kernels_sve;
-#endif
+/*
+ * dgamma/dbeta are summed per block of this many rows, then the blocks' partials are
+ * added in block order in double. Fixed, so the bits never depend on how rows are split.
+ */
+#define LN_BWD_BLOCK 64
 
-/* CPU extensions beyond the ISA ids (cpu_features_*.c), detected like the ISAs. */
+/* Kernel entry points, defined in the kernel files of the ISAs this build compiles. */
+void ln_forward_scalar(const ln_fwd_args *a, size_t r0, size_t r1);
+void ln_backward_scalar(const ln_bwd_args *a, size_t r0, size_t r1, float *dg, float *db);
+void ln_forward_avx2(const ln_fwd_args *a, size_t r0, size_t r1);
+void ln_backward_avx2(const ln_bwd_args *a, size_t r0, size_t r1, float *dg, float *db);
+void ln_forward_avx512(const ln_fwd_args *a, size_t r0, size_t r1);
+void ln_backward_avx512(const ln_bwd_args *a, size_t r0, size_t r1, float *dg, float *db);
+void ln_forward_neon(const ln_fwd_args *a, size_t r0, size_t r1);
+void ln_backward_neon(const ln_bwd_args *a, size_t r0, size_t r1, float *dg, float *db);
+void ln_forward_sve(const ln_fwd_args *a, size_t r0, size_t r1);
+void ln_backward_sve(const ln_bwd_args *a, size_t r0, size_t r1, float *dg, float *db);
+
+/* bf16: the plain variants round with integer shifts; the ...bf16 variants use the ISA's
+   BF16 conversion (vcvtne2ps2bf16, BFCVTN, BFCVT) with the same bits. */
+void ln_bf16_forward_scalar(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+void ln_bf16_backward_scalar(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                             float *db);
+void ln_bf16_forward_avx2(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+void ln_bf16_backward_avx2(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                           float *db);
+void ln_bf16_forward_avx512(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+void ln_bf16_backward_avx512(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                             float *db);
+void ln_bf16_forward_avx512bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+void ln_bf16_backward_avx512bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                                 float *db);
+void ln_bf16_forward_neon(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+void ln_bf16_backward_neon(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                           float *db);
+void ln_bf16_forward_neonbf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+void ln_bf16_backward_neonbf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                               float *db);
+void ln_bf16_forward_sve(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+void ln_bf16_backward_sve(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                          float *db);
+void ln_bf16_forward_svebf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+void ln_bf16_backward_svebf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                              float *db);
+
+void ln_gelu_forward_scalar(const float *x, float *y, size_t n, int kind);
+void ln_gelu_backward_scalar(const float *dy, const float *x, float *dx, size_t n, int kind);
+void ln_gelu_forward_avx2(const float *x, float *y, size_t n, int kind);
+void ln_gelu_backward_avx2(const float *dy, const float *x, float *dx, size_t n, int kind);
+void ln_gelu_forward_avx512(const float *x, float *y, size_t n, int kind);
+void ln_gelu_backward_avx512(const float *dy, const float *x, float *dx, size_t n, int kind);
+void ln_gelu_forward_neon(const float *x, float *y, size_t n, int kind);
+void ln_gelu_backward_neon(const float *dy, const float *x, float *dx, size_t n, int kind);
+void ln_gelu_forward_sve(const float *x, float *y, size_t n, int kind);
+void ln_gelu_backward_sve(const float *dy, const float *x, float *dx, size_t n, int kind);
+
+/* What the CPU and the OS support (cpu_features_*.c, read by dispatch.c only); bit
+   (1u << isa). Scalar always. */
+unsigned ln_cpu_isa_mask(void);
+/* CPU extensions beyond the ISA ids, detected like the ISAs. */
 #define LN_CPUX_AVX512_BF16 1u /* CPUID.(7,1):EAX[5] with usable AVX-512 */
 #define LN_CPUX_NEON_BF16 2u   /* HWCAP2_BF16 with usable NEON */
 #define LN_CPUX_SVE_BF16 4u    /* HWCAP2_SVEBF16 with usable SVE */
 unsigned ln_cpu_ext_mask(void);
 
-/* The table of `isa` for each feature if compiled in and runnable here, else NULL. On
-   AVX-512, NEON and SVE the bf16 table uses the BF16 conversion when the CPU has it. */
-const ln_bf16_kernels *ln_bf16_for(int isa);
-const ln_gelu_kernels *ln_gelu_for(int isa);
+/* The record of `isa` if compiled in and runnable here, else NULL: the one dispatch
+   would use for that ISA on this CPU (with its extensions). Tests reach every record
+   through it (and ->plain). */
+const ln_kernels *ln_kernels_get(int isa);
 
-/* Backward's row blocks and fixed-order fold for any element type (ln_backward_run is
-   this for float): block(ctx, r0, r1, dgamma_part, dbeta_part) runs one block of at most
-   LN_BWD_BLOCK rows; accumulate adds the caller's dgamma/dbeta once after the fold. */
-typedef void (*ln_bwd_block_fn)(const void *ctx, size_t r0, size_t r1, float *dgamma_part,
-                                float *dbeta_part);
-int ln_backward_blocks(ln_bwd_block_fn block, const void *ctx, size_t rows, size_t cols,
-                       int accumulate, float *dgamma, float *dbeta);
+/* The active record: resolved once (CPU, LN_MAX_ISA), then changed by ln_set_max_isa. */
+const ln_kernels *ln_active(void);
+
+/* ---- Argument checks (validate.c), for any element size ---- */
+
+/* `rows` rows of `bytes` bytes each, `stride` bytes apart (a vector is one row). */
+typedef struct ln_view {
+    const void *p;
+    size_t rows, bytes, stride;
+    uintptr_t lo, hi; /* the hull [lo, hi) of the bytes it spans; empty when p is NULL */
+} ln_view;
+ln_view ln_view_of(const void *p, size_t rows, size_t cols, size_t ld, size_t elem);
+/* cols > 0, ld >= cols, and the bytes spanned fit in size_t. */
+int ln_shape_ok(size_t rows, size_t cols, size_t ld, size_t elem);
+/* Whether any byte belongs to a row of both views (exact, strides included). */
+int ln_views_overlap(ln_view a, ln_view b);
+/* Any output overlapping an input or another output. Bit LN_ALLOW_BIT(o, i) of `allowed`
+   lets output o be input i exactly (same pointer and layout): in-place operation. */
+#define LN_ALLOW_BIT(o, i) ((o) * 8 + (i))
+int ln_any_alias(const ln_view *out, int nout, const ln_view *in, int nin,
+                 unsigned long long allowed);
+/* NULL, shape, eps, flags (bits outside allowed_flags), alias: the header's order. */
+int ln_check_forward(const ln_fwd_args *a, size_t rows, unsigned allowed_flags);
+int ln_check_backward(const ln_bwd_args *a, const float *dgamma, const float *dbeta,
+                      size_t rows, unsigned allowed_flags);
+
+/* ---- The runner (run.c): a validated call over all rows or elements, on threads when
+   the setting and the size call for it; the same bits for any number of threads. ---- */
+
+void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows);
+/* Backward's blocks, partials and fixed-order fold. LN_OK, or LN_ERR_NOMEM before
+   anything is written. */
+int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
+                    float *dbeta);
+void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t rows);
+int ln_bf16_backward_run(const ln_kernels *k, const ln_bf16_bwd_args *a, size_t rows,
+                         float *dgamma, float *dbeta);
+/* GELU over n elements. */
+void ln_gelu_forward_run(const ln_kernels *k, const float *x, float *y, size_t n, int kind);
+void ln_gelu_backward_run(const ln_kernels *k, const float *dy, const float *x, float *dx,
+                          size_t n, int kind);
 
 #endif /* LN_INTERNAL_H */

@@ -1,19 +1,63 @@
-/* run.c - drives a kernel over all rows: threads or not, backward's blocks and their fold. */
+/* run.c - the runner: a validated call over all rows, blocks or elements, threaded or not. */
 #include <stdlib.h>
 
 #include "ln_threads.h"
 
-void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
+/* What the callbacks below read of one call: the record and the operation's arguments. */
+typedef struct call {
+    const ln_kernels *k;
+    const void *args;
+} call;
+
+/* GELU's operands; dy is NULL for the forward. */
+typedef struct gelu_args {
+    const float *dy, *x;
+    float *out;
+    int kind;
+} gelu_args;
+
+static void f32_rows(const void *ctx, size_t r0, size_t r1)
 {
-    const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_FWD, rows);
-    if (t > 1)
-        ln_forward_threads(k, a, rows, t);
-    else
-        k->forward(a, 0, rows);
+    const call *c = ctx;
+    c->k->forward(c->args, r0, r1);
 }
 
-int ln_backward_blocks(ln_bwd_block_fn block, const void *ctx, size_t rows, size_t n,
-                       int accumulate, float *dgamma, float *dbeta)
+static void bf16_rows(const void *ctx, size_t r0, size_t r1)
+{
+    const call *c = ctx;
+    c->k->bf16_forward(c->args, r0, r1);
+}
+
+static void f32_block(const void *ctx, size_t r0, size_t r1, float *dg, float *db)
+{
+    const call *c = ctx;
+    c->k->backward(c->args, r0, r1, dg, db);
+}
+
+static void bf16_block(const void *ctx, size_t r0, size_t r1, float *dg, float *db)
+{
+    const call *c = ctx;
+    c->k->bf16_backward(c->args, r0, r1, dg, db);
+}
+
+static void gelu_fwd_chunk(const void *ctx, size_t i0, size_t i1)
+{
+    const call *c = ctx;
+    const gelu_args *g = c->args;
+    c->k->gelu_forward(g->x + i0, g->out + i0, i1 - i0, g->kind);
+}
+
+static void gelu_bwd_chunk(const void *ctx, size_t i0, size_t i1)
+{
+    const call *c = ctx;
+    const gelu_args *g = c->args;
+    c->k->gelu_backward(g->dy + i0, g->x + i0, g->out + i0, i1 - i0, g->kind);
+}
+
+/* One thread's backward: blocks in order, each block's partials added to double
+   accumulators in block order, the caller's values added once after the fold. */
+static int blocks_one_thread(ln_block_fn block, const void *ctx, size_t rows, size_t n,
+                             int accumulate, float *dgamma, float *dbeta)
 {
     /* One block (or no parameter gradients): the kernel's partials are the result. That
        equals the general path bit for bit: (float)(0.0 + (double)p) == p. */
@@ -45,27 +89,80 @@ int ln_backward_blocks(ln_bwd_block_fn block, const void *ctx, size_t rows, size
     return LN_OK;
 }
 
-typedef struct f32_ctx {
-    const ln_kernels *k;
-    const ln_bwd_args *a;
-} f32_ctx;
-
-static void f32_block(const void *ctx, size_t r0, size_t r1, float *dg, float *db)
+/* Threads need every block's partials at once; if that memory cannot be had, one thread
+   computes the same bits with one block's worth. */
+static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols,
+                      int accumulate, float *dgamma, float *dbeta, size_t min_work)
 {
-    const f32_ctx *c = ctx;
-    c->k->backward(c->a, r0, r1, dg, db);
+    const size_t blocks = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
+    const int t = ln_threads_for(rows * cols, min_work, blocks);
+    if (t > 1 && ln_threads_blocks(block, c, rows, cols, accumulate, dgamma, dbeta, t) == LN_OK)
+        return LN_OK;
+    return blocks_one_thread(block, c, rows, cols, accumulate, dgamma, dbeta);
+}
+
+/* The one-thread paths below call the kernel directly: the default costs one load and
+   one branch over the kernel call. */
+void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
+{
+    const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_FWD, rows);
+    if (t > 1) {
+        const call c = {k, a};
+        ln_threads_ranges(f32_rows, &c, rows, 1, t);
+    } else {
+        k->forward(a, 0, rows);
+    }
 }
 
 int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
                     float *dbeta)
 {
-    /* Threads need every block's partials at once; if that memory cannot be had, the one
-       thread below computes the same bits with one block's worth. */
-    const size_t blocks = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
-    const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_BWD, blocks);
-    if (t > 1 && ln_backward_threads(k, a, rows, dgamma, dbeta, t) == LN_OK)
-        return LN_OK;
-    const f32_ctx c = {k, a};
-    return ln_backward_blocks(f32_block, &c, rows, a->cols, (a->flags & LN_FLAG_ACCUMULATE) != 0,
-                              dgamma, dbeta);
+    const call c = {k, a};
+    return run_blocks(f32_block, &c, rows, a->cols, (a->flags & LN_FLAG_ACCUMULATE) != 0,
+                      dgamma, dbeta, LN_THREAD_MIN_BWD);
+}
+
+void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t rows)
+{
+    const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_BF16_FWD, rows);
+    if (t > 1) {
+        const call c = {k, a};
+        ln_threads_ranges(bf16_rows, &c, rows, 1, t);
+    } else {
+        k->bf16_forward(a, 0, rows);
+    }
+}
+
+int ln_bf16_backward_run(const ln_kernels *k, const ln_bf16_bwd_args *a, size_t rows,
+                         float *dgamma, float *dbeta)
+{
+    const call c = {k, a};
+    return run_blocks(bf16_block, &c, rows, a->cols, 0, dgamma, dbeta, LN_THREAD_MIN_BF16_BWD);
+}
+
+static size_t gelu_chunks(size_t n) { return n / LN_GELU_CHUNK + (n % LN_GELU_CHUNK != 0); }
+
+void ln_gelu_forward_run(const ln_kernels *k, const float *x, float *y, size_t n, int kind)
+{
+    const int t = ln_threads_for(n, LN_THREAD_MIN_GELU, gelu_chunks(n));
+    if (t > 1) {
+        const gelu_args g = {NULL, x, y, kind};
+        const call c = {k, &g};
+        ln_threads_ranges(gelu_fwd_chunk, &c, n, LN_GELU_CHUNK, t);
+    } else {
+        k->gelu_forward(x, y, n, kind);
+    }
+}
+
+void ln_gelu_backward_run(const ln_kernels *k, const float *dy, const float *x, float *dx,
+                          size_t n, int kind)
+{
+    const int t = ln_threads_for(n, LN_THREAD_MIN_GELU, gelu_chunks(n));
+    if (t > 1) {
+        const gelu_args g = {dy, x, dx, kind};
+        const call c = {k, &g};
+        ln_threads_ranges(gelu_bwd_chunk, &c, n, LN_GELU_CHUNK, t);
+    } else {
+        k->gelu_backward(dy, x, dx, n, kind);
+    }
 }

@@ -37,7 +37,7 @@ static void row_stats(const ln_fwd_args *a, size_t r, double *mean, double *var)
     *var = s / (double)a->cols;
 }
 
-static void forward_scalar(const ln_fwd_args *a, size_t r0, size_t r1)
+void ln_forward_scalar(const ln_fwd_args *a, size_t r0, size_t r1)
 {
     for (size_t r = r0; r < r1; r++) {
         const float *x = a->x + r * a->ldx;
@@ -86,8 +86,8 @@ static void param_grads(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamm
     }
 }
 
-static void backward_scalar(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamma,
-                            float *dbeta)
+void ln_backward_scalar(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamma,
+                        float *dbeta)
 {
     const size_t n = a->cols;
     const int centered = !(a->flags & LN_FLAG_RMS_NORM);
@@ -117,10 +117,3 @@ static void backward_scalar(const ln_bwd_args *a, size_t r0, size_t r1, float *d
         }
     }
 }
-
-const ln_kernels ln_kernels_scalar = {
-    .isa = LN_ISA_SCALAR,
-    .name = "scalar",
-    .forward = forward_scalar,
-    .backward = backward_scalar,
-};

@@ -9,7 +9,7 @@
    that to bf16: every SIMD kernel is then compared with one well-defined number. */
 static double wide(const uint16_t *p, size_t i) { return (double)ln_bf16_to_f32(p[i]); }
 
-static void forward_scalar_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+void ln_bf16_forward_scalar(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     const size_t n = a->cols;
     for (size_t r = r0; r < r1; r++) {
@@ -36,8 +36,8 @@ static void forward_scalar_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 
 /* Per row: the parameter partials (dy is read before dx, which may be dy, is written),
    then dx. Row order within the block is the summation order, as in the float oracle. */
-static void backward_scalar_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
-                                 float *dbeta)
+void ln_bf16_backward_scalar(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
+                             float *dbeta)
 {
     const size_t n = a->cols;
     for (size_t j = 0; j < n && (dgamma || dbeta); j++) {
@@ -70,10 +70,3 @@ static void backward_scalar_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1
         }
     }
 }
-
-const ln_bf16_kernels ln_bf16_kernels_scalar = {
-    .isa = LN_ISA_SCALAR,
-    .name = "scalar",
-    .forward = forward_scalar_bf16,
-    .backward = backward_scalar_bf16,
-};

@@ -43,20 +43,14 @@ static double gelu_grad(double x, int kind)
     return s + x * LN_GELU_2C * (1.0 + 3.0 * LN_GELU_K * x * x) * ds;
 }
 
-static void forward_scalar_gelu(const float *x, float *y, size_t n, int kind)
+void ln_gelu_forward_scalar(const float *x, float *y, size_t n, int kind)
 {
     for (size_t i = 0; i < n; i++)
         y[i] = (float)gelu(x[i], kind);
 }
 
-static void backward_scalar_gelu(const float *dy, const float *x, float *dx, size_t n, int kind)
+void ln_gelu_backward_scalar(const float *dy, const float *x, float *dx, size_t n, int kind)
 {
     for (size_t i = 0; i < n; i++)
         dx[i] = (float)((double)dy[i] * gelu_grad(x[i], kind));
 }
-
-const ln_gelu_kernels ln_gelu_kernels_scalar = {
-    .isa = LN_ISA_SCALAR,
-    .forward = forward_scalar_gelu,
-    .backward = backward_scalar_gelu,
-};

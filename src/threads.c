@@ -1,4 +1,4 @@
-/* threads.c - opt-in OpenMP row splitting whose results are bitwise those of one thread. */
+/* threads.c - opt-in OpenMP splitting of rows, blocks and elements, bitwise as one thread. */
 #include <omp.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -125,10 +125,12 @@ static void share(size_t n, size_t i, size_t nt, size_t *lo, size_t *hi)
 
 /* One parallel call: what every member of the team reads, set before the team starts. */
 typedef struct team {
-    const ln_kernels *k;
-    const ln_fwd_args *fa;
-    const ln_bwd_args *ba;
-    size_t rows, blocks;
+    ln_range_fn range; /* ranges: fn over [0, n) in units of grain */
+    ln_block_fn block; /* blocks: rows, cols, blocks */
+    const void *ctx;
+    size_t n, grain;
+    size_t rows, cols, blocks;
+    int accumulate;
     float *dgamma, *dbeta, *part; /* part: 2 * cols floats per block, NULL: no partials */
     double *acc;                  /* 2 * cols */
     edges e;
@@ -142,30 +144,32 @@ typedef struct team {
 #define HANDOFF
 #endif
 
-static void forward_member(team *tm)
+static void ranges_member(team *tm)
 {
     EDGE_TO(&tm->e.fork);
     const size_t i = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-    size_t r0, r1;
-    share(tm->rows, i, nt, &r0, &r1);
-    if (r0 < r1)
-        tm->k->forward(tm->fa, r0, r1);
+    const size_t units = tm->n / tm->grain + (tm->n % tm->grain != 0);
+    size_t u0, u1;
+    share(units, i, nt, &u0, &u1);
+    const size_t i0 = u0 * tm->grain, i1 = u1 == units ? tm->n : u1 * tm->grain;
+    if (i0 < i1)
+        tm->range(tm->ctx, i0, i1);
     if (i == 0)
         atomic_store_explicit(&g_last_team, (int)nt, memory_order_relaxed);
     EDGE_FROM(&tm->e.join);
 }
 
-HANDOFF static void forward_team(team *tm, int t)
+HANDOFF static void ranges_team(team *tm, int t)
 {
 #pragma omp parallel num_threads(t)
-    forward_member(tm);
+    ranges_member(tm);
 }
 
-void ln_forward_threads(const ln_kernels *k, const ln_fwd_args *a, size_t rows, int t)
+void ln_threads_ranges(ln_range_fn fn, const void *ctx, size_t n, size_t grain, int t)
 {
-    team tm = {.k = k, .fa = a, .rows = rows};
+    team tm = {.range = fn, .ctx = ctx, .n = n, .grain = grain};
     EDGE_FROM(&tm.e.fork);
-    forward_team(&tm, t);
+    ranges_team(&tm, t);
     EDGE_TO(&tm.e.join);
 }
 
@@ -173,7 +177,7 @@ void ln_forward_threads(const ln_kernels *k, const ln_fwd_args *a, size_t rows, 
    out's own value last when accumulating: ln_backward_run's additions, in its order. */
 static void fold(const team *tm, size_t off, size_t j0, size_t j1, float *out)
 {
-    const size_t n = tm->ba->cols;
+    const size_t n = tm->cols;
     double *acc = tm->acc + off;
     const float *part = tm->part + off;
     for (size_t j = j0; j < j1; j++)
@@ -181,26 +185,25 @@ static void fold(const team *tm, size_t off, size_t j0, size_t j1, float *out)
     for (size_t b = 0; b < tm->blocks; b++)
         for (size_t j = j0; j < j1; j++)
             acc[j] += (double)part[b * 2 * n + j];
-    const int accumulate = (tm->ba->flags & LN_FLAG_ACCUMULATE) != 0;
     for (size_t j = j0; j < j1; j++)
-        out[j] = (float)(acc[j] + (accumulate ? (double)out[j] : 0.0));
+        out[j] = (float)(acc[j] + (tm->accumulate ? (double)out[j] : 0.0));
 }
 
 /* Whole blocks of LN_BWD_BLOCK rows per thread, each block's partials kept; after a
    barrier each thread folds a range of columns over all blocks. */
-static void backward_member(team *tm)
+static void blocks_member(team *tm)
 {
     EDGE_TO(&tm->e.fork);
     const size_t i = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-    const size_t n = tm->ba->cols, nb = tm->blocks, rows = tm->rows;
+    const size_t n = tm->cols, nb = tm->blocks, rows = tm->rows;
     size_t b0, b1;
     share(nb, i, nt, &b0, &b1);
     if (!tm->part && b0 < b1) /* no partials: the blocks need not be cut */
-        tm->k->backward(tm->ba, b0 * LN_BWD_BLOCK, b1 == nb ? rows : b1 * LN_BWD_BLOCK, NULL, NULL);
+        tm->block(tm->ctx, b0 * LN_BWD_BLOCK, b1 == nb ? rows : b1 * LN_BWD_BLOCK, NULL, NULL);
     for (size_t b = b0; tm->part && b < b1; b++) {
         const size_t r0 = b * LN_BWD_BLOCK, r1 = b + 1 == nb ? rows : r0 + LN_BWD_BLOCK;
         float *p = tm->part + b * 2 * n;
-        tm->k->backward(tm->ba, r0, r1, tm->dgamma ? p : NULL, tm->dbeta ? p + n : NULL);
+        tm->block(tm->ctx, r0, r1, tm->dgamma ? p : NULL, tm->dbeta ? p + n : NULL);
     }
     if (tm->part) {
         EDGE_FROM(&tm->e.barrier);
@@ -218,17 +221,18 @@ static void backward_member(team *tm)
     EDGE_FROM(&tm->e.join);
 }
 
-HANDOFF static void backward_team(team *tm, int t)
+HANDOFF static void blocks_team(team *tm, int t)
 {
 #pragma omp parallel num_threads(t)
-    backward_member(tm);
+    blocks_member(tm);
 }
 
-int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
-                        float *dbeta, int t)
+int ln_threads_blocks(ln_block_fn block, const void *ctx, size_t rows, size_t cols,
+                      int accumulate, float *dgamma, float *dbeta, int t)
 {
-    const size_t n = a->cols, nb = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
-    team tm = {.k = k, .ba = a, .rows = rows, .blocks = nb, .dgamma = dgamma, .dbeta = dbeta};
+    const size_t n = cols, nb = rows / LN_BWD_BLOCK + (rows % LN_BWD_BLOCK != 0);
+    team tm = {.block = block, .ctx = ctx, .rows = rows, .cols = cols, .blocks = nb,
+               .accumulate = accumulate, .dgamma = dgamma, .dbeta = dbeta};
     if (dgamma || dbeta) {
         tm.acc = malloc(2 * n * sizeof(double) + nb * 2 * n * sizeof(float));
         if (!tm.acc)
@@ -236,7 +240,7 @@ int ln_backward_threads(const ln_kernels *k, const ln_bwd_args *a, size_t rows, 
         tm.part = (float *)(tm.acc + 2 * n);
     }
     EDGE_FROM(&tm.e.fork);
-    backward_team(&tm, t);
+    blocks_team(&tm, t);
     EDGE_TO(&tm.e.join);
     free(tm.acc);
     return LN_OK;

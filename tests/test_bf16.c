@@ -13,8 +13,8 @@
 #include "ln_internal.h"
 #include "testutil.h"
 
-static const ln_bf16_kernels *g_k;      /* the kernel under test */
-static const ln_bf16_kernels *g_native; /* the ISA's BF16-instruction table, if runnable */
+static const ln_kernels *g_k;      /* the record under test */
+static const ln_kernels *g_native; /* the ISA's BF16-instruction record, if runnable */
 static int g_max_ulp;                   /* largest bf16 ulp distance seen, for the report */
 
 static void fill_bf16(tu_rng *r, uint16_t *p, size_t n, double mu, double sigma)
@@ -79,18 +79,7 @@ static void fwd_k(const uint16_t *x, const float *g, const float *b, uint16_t *y
                   float *rs, size_t rows, size_t cols, float eps)
 {
     const ln_bf16_fwd_args a = {x, cols, g, b, y, cols, m, rs, cols, eps};
-    g_k->forward(&a, 0, rows);
-}
-
-typedef struct bwd_ctx {
-    const ln_bf16_kernels *k;
-    const ln_bf16_bwd_args *a;
-} bwd_ctx;
-
-static void bwd_block(const void *ctx, size_t r0, size_t r1, float *dg, float *db)
-{
-    const bwd_ctx *c = ctx;
-    c->k->backward(c->a, r0, r1, dg, db);
+    g_k->bf16_forward(&a, 0, rows);
 }
 
 /* Through the same block fold the public entry point uses. */
@@ -98,8 +87,7 @@ static void bwd_k(const uint16_t *dy, const uint16_t *x, const float *g, const f
                   const float *rs, uint16_t *dx, float *dg, float *db, size_t rows, size_t cols)
 {
     const ln_bf16_bwd_args a = {dy, cols, x, cols, g, m, rs, dx, cols, cols};
-    const bwd_ctx c = {g_k, &a};
-    assert_int_equal(ln_backward_blocks(bwd_block, &c, rows, cols, 0, dg, db), LN_OK);
+    assert_int_equal(ln_bf16_backward_run(g_k, &a, rows, dg, db), LN_OK);
 }
 
 /* The f32 oracle (scalar kernel, double inside) on widened inputs. */
@@ -109,7 +97,7 @@ static void fwd_oracle(const float *x, const float *g, const float *b, float *y,
     ln_fwd_args a = {0}; /* member by member: later fields of the contract stay zero */
     a.x = x, a.ldx = cols, a.gamma = g, a.beta = b, a.y = y, a.ldy = cols, a.mean = m;
     a.rstd = rs, a.cols = cols, a.eps = eps;
-    ln_kernels_scalar.forward(&a, 0, rows);
+    ln_kernels_get(LN_ISA_SCALAR)->forward(&a, 0, rows);
 }
 
 static void bwd_oracle(const float *dy, const float *x, const float *g, const float *m,
@@ -118,7 +106,7 @@ static void bwd_oracle(const float *dy, const float *x, const float *g, const fl
     ln_bwd_args a = {0};
     a.dy = dy, a.lddy = cols, a.x = x, a.ldx = cols, a.gamma = g, a.mean = m, a.rstd = rs;
     a.dx = dx, a.lddx = cols, a.cols = cols;
-    assert_int_equal(ln_backward_run(&ln_kernels_scalar, &a, rows, dg, db), LN_OK);
+    assert_int_equal(ln_backward_run(ln_kernels_get(LN_ISA_SCALAR), &a, rows, dg, db), LN_OK);
 }
 
 static const size_t k_cols[] = {1,  2,  3,  7,  8,  15,  16,  17,   31,
@@ -206,7 +194,7 @@ static void forward_matches_oracle(void **state)
                 for (size_t i = 0; i < n; i++) {
                     const size_t k = r * n + i;
                     const uint16_t want = ln_f32_to_bf16(yr[k]);
-                    if (g_k == &ln_bf16_kernels_scalar) {
+                    if (g_k->bf16_forward == ln_bf16_forward_scalar) {
                         assert_int_equal(y[k], want);
                         continue;
                     }
@@ -322,7 +310,7 @@ static void backward_matches_oracle(void **state)
                 sc[r] = dx_scale(dyf + r * n, xf + r * n, g, m[r], rs[r], n);
             for (size_t j = 0; j < n; j++)
                 ng = fmax(ng, fabs(dgr[j])), nb = fmax(nb, fabs(dbr[j]));
-            const int exact = g_k == &ln_bf16_kernels_scalar;
+            const int exact = g_k->bf16_backward == ln_bf16_backward_scalar;
             for (size_t k = 0; k < nn; k++) {
                 if (exact)
                     assert_int_equal(dx[k], ln_f32_to_bf16(dxr[k]));
@@ -373,34 +361,21 @@ static void in_place_and_repeatable(void **state)
     }
 }
 
-/* The table of the same ISA that rounds with integer shifts, for a table using the
-   ISA's BF16 conversion instruction; NULL for any other table. */
-static const ln_bf16_kernels *shift_sibling(const ln_bf16_kernels *k)
+/* The record of the same ISA that rounds with integer shifts, for a record using the
+   ISA's BF16 conversion instruction; NULL for any other record. */
+static const ln_kernels *shift_sibling(const ln_kernels *k)
 {
-#if LN_HAVE_EXT_AVX512
-    if (k == &ln_bf16_kernels_avx512bf16)
-        return &ln_bf16_kernels_avx512;
-#endif
-#if LN_HAVE_EXT_NEON
-    if (k == &ln_bf16_kernels_neonbf16)
-        return &ln_bf16_kernels_neon;
-#endif
-#if LN_HAVE_EXT_SVE
-    if (k == &ln_bf16_kernels_svebf16)
-        return &ln_bf16_kernels_sve;
-#endif
-    (void)k;
-    return NULL;
+    return k && k->plain != k ? k->plain : NULL;
 }
 
-/* A table using the BF16 conversion instruction (vcvtne2ps2bf16, BFCVTN, BFCVT) against
-   the shift-rounding table of its ISA: identical bits, also for NaN and for results that
+/* A record using the BF16 conversion instruction (vcvtne2ps2bf16, BFCVTN, BFCVT) against
+   the shift-rounding record of its ISA: identical bits, also for NaN and for results that
    are float subnormals (which vcvtne2ps2bf16 alone would flush to zero). Runs where the
    CPU has the extension. */
 static void native_matches_shift(void **state)
 {
     (void)state;
-    const ln_bf16_kernels *sh = shift_sibling(g_native);
+    const ln_kernels *sh = shift_sibling(g_native);
     if (!sh)
         skip();
     tu_rng rng = {31};
@@ -417,13 +392,13 @@ static void native_matches_shift(void **state)
         }
         const ln_bf16_fwd_args a0 = {x, n, g, b, y0, n, m, rs, n, 1e-5f};
         const ln_bf16_fwd_args a1 = {x, n, g, b, y1, n, m, rs, n, 1e-5f};
-        sh->forward(&a0, 0, rows);
-        g_native->forward(&a1, 0, rows);
+        sh->bf16_forward(&a0, 0, rows);
+        g_native->bf16_forward(&a1, 0, rows);
         assert_memory_equal(y0, y1, nn * 2);
         const ln_bf16_bwd_args b0 = {x, n, x, n, g, m, rs, dx0, n, n};
         const ln_bf16_bwd_args b1 = {x, n, x, n, g, m, rs, dx1, n, n};
-        sh->backward(&b0, 0, rows, NULL, NULL);
-        g_native->backward(&b1, 0, rows, NULL, NULL);
+        sh->bf16_backward(&b0, 0, rows, NULL, NULL);
+        g_native->bf16_backward(&b1, 0, rows, NULL, NULL);
         assert_memory_equal(dx0, dx1, nn * 2);
         free(x), free(y0), free(y1), free(dx0), free(dx1), free(g), free(b);
     }
@@ -480,8 +455,8 @@ static void guard_pages(void **state)
 int main(int argc, char **argv)
 {
     const int isa = argc > 1 ? tu_isa_from_name(argv[1]) : LN_ISA_SCALAR;
-    g_k = ln_bf16_for(isa);
-    /* Options after the ISA: "shift" forces the integer-shift rounding table even on a
+    g_k = ln_kernels_get(isa);
+    /* Options after the ISA: "shift" forces the integer-shift rounding record even on a
        CPU with the BF16 conversion; "guard" runs only the guard-page test (emulators may
        mis-fault). */
     g_ncols -= getenv("LN_TEST_QUICK") ? 2 : 0; /* emulation is 200-850x slower */
@@ -491,16 +466,16 @@ int main(int argc, char **argv)
         shift |= strcmp(argv[i], "shift") == 0;
     }
     if (!g_k) {
-        printf("skip: bf16 kernel for %s not compiled in or not runnable here\n",
+        printf("skip: kernels for %s not compiled in or not runnable here\n",
                argc > 1 ? argv[1] : "?");
         return TU_SKIP;
     }
     g_native = shift_sibling(g_k) ? g_k : NULL; /* the run with "shift" checks it too */
     if (shift && !(g_k = shift_sibling(g_k))) {
-        printf("skip: no BF16 conversion instruction here, the shift table is the ISA's own\n");
+        printf("skip: no BF16 conversion instruction here, the shift record is the ISA's own\n");
         return TU_SKIP;
     }
-    printf("bf16 kernel: %s\n", g_k->name);
+    printf("bf16 kernel: %s%s\n", g_k->name, g_k->plain != g_k ? "bf16" : "");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rounding_cases),
         cmocka_unit_test(vector_rounding_matches_scalar),

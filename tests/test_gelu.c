@@ -16,8 +16,8 @@
 #include "ln_internal.h"
 #include "testutil.h"
 
-static const ln_gelu_kernels *g_k; /* the kernel under test */
-static const ln_gelu_kernels *g_o; /* the double oracle */
+static const ln_kernels *g_k; /* the record under test */
+static const ln_kernels *g_o; /* the double oracle */
 static double g_max_ulp[2][2];     /* [kind][fwd, bwd], x >= -3, for the report */
 
 /* ulp of a float near v: 2^(e - 23) for |v| in [2^e, 2^(e+1)), 2^-149 below FLT_MIN. */
@@ -134,8 +134,8 @@ static void forward_accuracy(void **state)
           *yr = malloc(NPTS * sizeof *yr);
     const size_t n = points(x);
     for (int kind = 0; kind < 2; kind++) {
-        g_k->forward(x, y, n, kind);
-        g_o->forward(x, yr, n, kind);
+        g_k->gelu_forward(x, y, n, kind);
+        g_o->gelu_forward(x, yr, n, kind);
         for (size_t i = 0; i < n; i++) {
             if (g_k == g_o) { /* the oracle: against long double, at its own bound */
                 const double t = (double)ref_gelu(x[i], kind, 0), err = fabs((double)y[i] - t);
@@ -172,8 +172,8 @@ static void backward_accuracy(void **state)
         for (int kind = 0; kind < 2; kind++) {
             for (size_t i = 0; i < n; i++)
                 dy[i] = rep ? (float)tu_normal(&r) : 1.0f;
-            g_k->backward(dy, x, dx, n, kind);
-            g_o->backward(dy, x, dxr, n, kind);
+            g_k->gelu_backward(dy, x, dx, n, kind);
+            g_o->gelu_backward(dy, x, dxr, n, kind);
             for (size_t i = 0; i < n; i++) {
                 if (g_k == g_o) { /* the oracle: against long double, at its own bound */
                     const double t = (double)(dy[i] * ref_gelu(x[i], kind, 1));
@@ -215,8 +215,8 @@ static void backward_vs_finite_differences(void **state)
         x[i] = v, x[N + i] = v + h, x[2 * N + i] = v - h, one[i] = 1.0f;
     }
     for (int kind = 0; kind < 2; kind++) {
-        g_k->forward(x, y, 3 * N, kind);
-        g_k->backward(one, x, d, N, kind);
+        g_k->gelu_forward(x, y, 3 * N, kind);
+        g_k->gelu_backward(one, x, d, N, kind);
         for (int i = 0; i < N; i++) {
             const double fd = ((double)y[N + i] - y[2 * N + i]) / (2.0 * h);
             assert_true(fabs(fd - d[i]) <= 0x1p-12 * 1.2 / 6 + 0x1p-13);
@@ -244,8 +244,8 @@ static void oracle_vs_textbook(void **state)
             const float x = (float)i / 64.0f + 1e-3f;
             float y, d;
             const float one = 1.0f;
-            g_o->forward(&x, &y, 1, kind);
-            g_o->backward(&one, &x, &d, 1, kind);
+            g_o->gelu_forward(&x, &y, 1, kind);
+            g_o->gelu_backward(&one, &x, &d, 1, kind);
             const long double ref = textbook(x, kind);
             const long double fd = (textbook(x + 1e-6L, kind) - textbook(x - 1e-6L, kind)) / 2e-6L;
             assert_true(fabsl(y - ref) <= 0.5L * ulp((double)ref) + 1e-15L * fabsl(ref));
@@ -260,8 +260,8 @@ static void specials(void **state)
     const float x[4] = {NAN, INFINITY, -INFINITY, 0.0f}, one[4] = {1, 1, 1, 1};
     float y[4], d[4];
     for (int kind = 0; kind < 2; kind++) {
-        g_k->forward(x, y, 4, kind);
-        g_k->backward(one, x, d, 4, kind);
+        g_k->gelu_forward(x, y, 4, kind);
+        g_k->gelu_backward(one, x, d, 4, kind);
         assert_true(isnan(y[0]) && isnan(d[0]));
         assert_true(y[1] == INFINITY && d[1] == 1.0f);
         assert_true(y[2] == 0.0f && signbit(y[2]) && d[2] == 0.0f);
@@ -285,16 +285,16 @@ static void guard_pages_and_in_place(void **state)
                 float io[70];
                 tu_fill_normal(&r, x, n, 0, 3);
                 tu_fill_normal(&r, dy, n, 0, 1);
-                g_k->forward(x, y, n, kind);
-                g_k->backward(dy, x, dx, n, kind);
+                g_k->gelu_forward(x, y, n, kind);
+                g_k->gelu_backward(dy, x, dx, n, kind);
                 memcpy(io, x, n * 4);
-                g_k->forward(io, io, n, kind);
+                g_k->gelu_forward(io, io, n, kind);
                 assert_memory_equal(io, y, n * 4);
                 memcpy(io, dy, n * 4);
-                g_k->backward(io, x, io, n, kind);
+                g_k->gelu_backward(io, x, io, n, kind);
                 assert_memory_equal(io, dx, n * 4);
                 memcpy(io, x, n * 4);
-                g_k->backward(dy, io, io, n, kind);
+                g_k->gelu_backward(dy, io, io, n, kind);
                 assert_memory_equal(io, dx, n * 4);
                 for (int i = 0; i < 4; i++)
                     tu_guard_free(&G[i]);
@@ -304,8 +304,8 @@ static void guard_pages_and_in_place(void **state)
 int main(int argc, char **argv)
 {
     const int isa = argc > 1 ? tu_isa_from_name(argv[1]) : LN_ISA_SCALAR;
-    g_k = ln_gelu_for(isa);
-    g_o = ln_gelu_for(LN_ISA_SCALAR);
+    g_k = ln_kernels_get(isa);
+    g_o = ln_kernels_get(LN_ISA_SCALAR);
     if (!g_k) {
         printf("skip: GELU kernel for %s not compiled in or not runnable here\n",
                argc > 1 ? argv[1] : "?");

@@ -56,7 +56,7 @@ def test_rms_norm(isa, rng, cols):
     x64, g64, b64 = x.astype(np.float64), gamma.astype(np.float64), beta.astype(np.float64)
     r64 = 1 / np.sqrt((x64 ** 2).mean(axis=-1) + 1e-5)
     xhat = x64 * r64[:, None]
-    # The LayerNorm contract with xhat = x rstd, as tests/test_kernel_ext.c holds RMSNorm.
+    # The LayerNorm contract with xhat = x rstd, as tests/test_kernel_strided_flags.c holds RMSNorm.
     err = np.abs(y - (g64 * xhat + b64)) / (1 + np.abs(g64 * xhat) + np.abs(b64))
     assert err.max() <= forward_tau(cols) and np.all(mean == 0)
     # mean(x^2) sums positive terms: within n u relative in any order (Higham, ch. 4);
@@ -81,7 +81,7 @@ def test_accumulate_adds(isa, rng, rms_norm):
     acc = [a.copy() for a in old]
     got = layernorm.backward(dy, x, mean, rstd, rms_norm=rms_norm, out=tuple(acc),
                              accumulate=True)
-    # As tests/test_kernel_ext.c derives: adding the rounded or the unrounded fresh value
+    # As tests/test_kernel_strided_flags.c derives: adding the rounded or the unrounded fresh value
     # stays within u (|old| + 2 |fresh|) of old + fresh.
     for g, a, o, f in zip(got, acc, old, fresh):
         assert g is a

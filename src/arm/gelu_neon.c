@@ -100,7 +100,7 @@ static inline float32x4_t gelu_grad(float32x4_t x, int kind)
 }
 
 /* NEON has no masked load/store: tails go through a stack copy of len < 4 floats. */
-static void forward_neon_gelu(const float *x, float *y, size_t n, int kind)
+void ln_gelu_forward_neon(const float *x, float *y, size_t n, int kind)
 {
     size_t i = 0;
     for (; i + W <= n; i += W)
@@ -113,7 +113,7 @@ static void forward_neon_gelu(const float *x, float *y, size_t n, int kind)
     }
 }
 
-static void backward_neon_gelu(const float *dy, const float *x, float *dx, size_t n, int kind)
+void ln_gelu_backward_neon(const float *dy, const float *x, float *dx, size_t n, int kind)
 {
     size_t i = 0;
     for (; i + W <= n; i += W)
@@ -126,9 +126,3 @@ static void backward_neon_gelu(const float *dy, const float *x, float *dx, size_
         memcpy(dx + i, b, (n - i) * sizeof *b);
     }
 }
-
-const ln_gelu_kernels ln_gelu_kernels_neon = {
-    .isa = LN_ISA_NEON,
-    .forward = forward_neon_gelu,
-    .backward = backward_neon_gelu,
-};

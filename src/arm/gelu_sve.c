@@ -103,7 +103,7 @@ static inline svfloat32_t gelu_grad(svbool_t pg, svfloat32_t x, int kind)
 }
 
 /* Predicated loads and stores: lanes past n are neither read nor written. */
-static void forward_sve_gelu(const float *x, float *y, size_t n, int kind)
+void ln_gelu_forward_sve(const float *x, float *y, size_t n, int kind)
 {
     for (size_t i = 0; i < n; i += svcntw()) {
         const svbool_t pg = svwhilelt_b32_u64(i, n);
@@ -111,7 +111,7 @@ static void forward_sve_gelu(const float *x, float *y, size_t n, int kind)
     }
 }
 
-static void backward_sve_gelu(const float *dy, const float *x, float *dx, size_t n, int kind)
+void ln_gelu_backward_sve(const float *dy, const float *x, float *dx, size_t n, int kind)
 {
     for (size_t i = 0; i < n; i += svcntw()) {
         const svbool_t pg = svwhilelt_b32_u64(i, n);
@@ -119,9 +119,3 @@ static void backward_sve_gelu(const float *dy, const float *x, float *dx, size_t
         svst1_f32(pg, dx + i, svmul_f32_x(pg, svld1_f32(pg, dy + i), g));
     }
 }
-
-const ln_gelu_kernels ln_gelu_kernels_sve = {
-    .isa = LN_ISA_SVE,
-    .forward = forward_sve_gelu,
-    .backward = backward_sve_gelu,
-};

@@ -255,9 +255,9 @@ LN_AI void bwd_row(const float *dy, const float *x, const float *g, float *dx,
 
 #include "arm/arm_drivers.h"
 
-const ln_kernels ln_kernels_neon = {
-    .isa = LN_ISA_NEON,
-    .name = "neon",
-    .forward = ln_arm_forward,
-    .backward = ln_arm_backward,
-};
+void ln_forward_neon(const ln_fwd_args *a, size_t r0, size_t r1) { ln_arm_forward(a, r0, r1); }
+
+void ln_backward_neon(const ln_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
+{
+    ln_arm_backward(a, r0, r1, dg, db);
+}

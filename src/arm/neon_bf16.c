@@ -211,12 +211,12 @@ LN_ALWAYS_INLINE void backward_row(const ln_bf16_bwd_args *a, size_t r, float *d
     }
 }
 
-static void forward_neon_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+void ln_bf16_forward_neon(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     forward_rows(a, r0, r1, 0);
 }
 
-static void forward_neonbf16_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+void ln_bf16_forward_neonbf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     forward_rows(a, r0, r1, 1);
 }
@@ -231,28 +231,14 @@ static void row_native(const ln_bf16_bwd_args *a, size_t r, float *dg, float *db
     backward_row(a, r, dg, db, 1);
 }
 
-static void backward_neon_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
-                               float *db)
+void ln_bf16_backward_neon(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                           float *db)
 {
     ln_bf16_backward_rows(a, r0, r1, dg, db, row_shift);
 }
 
-static void backward_neonbf16_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
-                                   float *db)
+void ln_bf16_backward_neonbf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                               float *db)
 {
     ln_bf16_backward_rows(a, r0, r1, dg, db, row_native);
 }
-
-const ln_bf16_kernels ln_bf16_kernels_neon = {
-    .isa = LN_ISA_NEON,
-    .name = "neon",
-    .forward = forward_neon_bf16,
-    .backward = backward_neon_bf16,
-};
-
-const ln_bf16_kernels ln_bf16_kernels_neonbf16 = {
-    .isa = LN_ISA_NEON,
-    .name = "neonbf16",
-    .forward = forward_neonbf16_bf16,
-    .backward = backward_neonbf16_bf16,
-};

@@ -157,12 +157,12 @@ LN_ALWAYS_INLINE void backward_row(const ln_bf16_bwd_args *a, size_t r, float *d
     }
 }
 
-static void forward_sve_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+void ln_bf16_forward_sve(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     forward_rows(a, r0, r1, 0);
 }
 
-static void forward_svebf16_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+void ln_bf16_forward_svebf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     forward_rows(a, r0, r1, 1);
 }
@@ -177,27 +177,13 @@ static void row_native(const ln_bf16_bwd_args *a, size_t r, float *dg, float *db
     backward_row(a, r, dg, db, 1);
 }
 
-static void backward_sve_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
+void ln_bf16_backward_sve(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
 {
     ln_bf16_backward_rows(a, r0, r1, dg, db, row_shift);
 }
 
-static void backward_svebf16_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
-                                  float *db)
+void ln_bf16_backward_svebf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                              float *db)
 {
     ln_bf16_backward_rows(a, r0, r1, dg, db, row_native);
 }
-
-const ln_bf16_kernels ln_bf16_kernels_sve = {
-    .isa = LN_ISA_SVE,
-    .name = "sve",
-    .forward = forward_sve_bf16,
-    .backward = backward_sve_bf16,
-};
-
-const ln_bf16_kernels ln_bf16_kernels_svebf16 = {
-    .isa = LN_ISA_SVE,
-    .name = "svebf16",
-    .forward = forward_svebf16_bf16,
-    .backward = backward_svebf16_bf16,
-};

@@ -45,9 +45,9 @@ static inline V v_fold(V v, unsigned level)
 #include "kernel_fwd.h"
 #include "kernel_bwd.h"
 
-const ln_kernels ln_kernels_avx2 = {
-    .isa = LN_ISA_AVX2,
-    .name = "avx2",
-    .forward = forward_kernel,
-    .backward = backward_kernel,
-};
+void ln_forward_avx2(const ln_fwd_args *a, size_t r0, size_t r1) { forward_kernel(a, r0, r1); }
+
+void ln_backward_avx2(const ln_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
+{
+    backward_kernel(a, r0, r1, dg, db);
+}

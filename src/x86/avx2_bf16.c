@@ -188,7 +188,7 @@ static float finite_gmax(const ln_bf16_fwd_args *a)
     return gmax;
 }
 
-static void forward_avx2_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+void ln_bf16_forward_avx2(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     const size_t n = a->cols;
     plan p;
@@ -303,15 +303,8 @@ static void backward_row(const ln_bf16_bwd_args *a, size_t r, float *dgamma, flo
         store_part(dx + i, dx8(a, dy, x, i, n - i, vm, vr, mg, mgx), n - i);
 }
 
-static void backward_avx2_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
-                               float *dbeta)
+void ln_bf16_backward_avx2(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
+                           float *dbeta)
 {
     ln_bf16_backward_rows(a, r0, r1, dgamma, dbeta, backward_row);
 }
-
-const ln_bf16_kernels ln_bf16_kernels_avx2 = {
-    .isa = LN_ISA_AVX2,
-    .name = "avx2",
-    .forward = forward_avx2_bf16,
-    .backward = backward_avx2_bf16,
-};

@@ -217,37 +217,23 @@ static void backward_row_native(const ln_bf16_bwd_args *a, size_t r, float *dg, 
     backward_row(a, r, dg, db, 1);
 }
 
-static void forward_avx512_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+void ln_bf16_forward_avx512(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     forward_rows(a, r0, r1, 0);
 }
-static void forward_avx512bf16_bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+void ln_bf16_forward_avx512bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
 {
     forward_rows(a, r0, r1, 1);
 }
 
-static void backward_avx512_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
-                                 float *db)
+void ln_bf16_backward_avx512(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                             float *db)
 {
     ln_bf16_backward_rows(a, r0, r1, dg, db, backward_row_shift);
 }
 
-static void backward_avx512bf16_bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
-                                     float *db)
+void ln_bf16_backward_avx512bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                                 float *db)
 {
     ln_bf16_backward_rows(a, r0, r1, dg, db, backward_row_native);
 }
-
-const ln_bf16_kernels ln_bf16_kernels_avx512 = {
-    .isa = LN_ISA_AVX512,
-    .name = "avx512",
-    .forward = forward_avx512_bf16,
-    .backward = backward_avx512_bf16,
-};
-
-const ln_bf16_kernels ln_bf16_kernels_avx512bf16 = {
-    .isa = LN_ISA_AVX512,
-    .name = "avx512bf16",
-    .forward = forward_avx512bf16_bf16,
-    .backward = backward_avx512bf16_bf16,
-};

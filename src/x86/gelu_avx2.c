@@ -98,7 +98,7 @@ static inline __m256i lane_mask(size_t len)
                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-static void forward_avx2_gelu(const float *x, float *y, size_t n, int kind)
+void ln_gelu_forward_avx2(const float *x, float *y, size_t n, int kind)
 {
     size_t i = 0;
     for (; i + W <= n; i += W)
@@ -109,7 +109,7 @@ static void forward_avx2_gelu(const float *x, float *y, size_t n, int kind)
     }
 }
 
-static void backward_avx2_gelu(const float *dy, const float *x, float *dx, size_t n, int kind)
+void ln_gelu_backward_avx2(const float *dy, const float *x, float *dx, size_t n, int kind)
 {
     size_t i = 0;
     for (; i + W <= n; i += W)
@@ -121,9 +121,3 @@ static void backward_avx2_gelu(const float *dy, const float *x, float *dx, size_
         _mm256_maskstore_ps(dx + i, k, _mm256_mul_ps(_mm256_maskload_ps(dy + i, k), g));
     }
 }
-
-const ln_gelu_kernels ln_gelu_kernels_avx2 = {
-    .isa = LN_ISA_AVX2,
-    .forward = forward_avx2_gelu,
-    .backward = backward_avx2_gelu,
-};

@@ -94,7 +94,7 @@ static inline __m512 gelu_grad(__m512 x, int kind)
 
 static inline __mmask16 lane_mask(size_t len) { return (__mmask16)((1u << len) - 1u); }
 
-static void forward_avx512_gelu(const float *x, float *y, size_t n, int kind)
+void ln_gelu_forward_avx512(const float *x, float *y, size_t n, int kind)
 {
     size_t i = 0;
     for (; i + W <= n; i += W)
@@ -105,7 +105,7 @@ static void forward_avx512_gelu(const float *x, float *y, size_t n, int kind)
     }
 }
 
-static void backward_avx512_gelu(const float *dy, const float *x, float *dx, size_t n, int kind)
+void ln_gelu_backward_avx512(const float *dy, const float *x, float *dx, size_t n, int kind)
 {
     size_t i = 0;
     for (; i + W <= n; i += W)
@@ -117,9 +117,3 @@ static void backward_avx512_gelu(const float *dy, const float *x, float *dx, siz
         _mm512_mask_storeu_ps(dx + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, dy + i), g));
     }
 }
-
-const ln_gelu_kernels ln_gelu_kernels_avx512 = {
-    .isa = LN_ISA_AVX512,
-    .forward = forward_avx512_gelu,
-    .backward = backward_avx512_gelu,
-};

@@ -111,7 +111,7 @@ fn rms_norm_and_accumulate() {
             let ms = xs.iter().map(|v| (*v as f64).powi(2)).sum::<f64>() / cols as f64;
             let rstd = 1.0 / (ms + 1e-5).sqrt();
             for i in 0..cols {
-                // The LayerNorm contract with xhat = x rstd (tests/test_kernel_ext.c).
+                // The LayerNorm contract with xhat = x rstd (tests/test_kernel_strided_flags.c).
                 let want = xs[i] as f64 * rstd;
                 let err = (y[row * cols + i] as f64 - want).abs();
                 assert!(
@@ -121,7 +121,7 @@ fn rms_norm_and_accumulate() {
                 );
             }
         }
-        // Accumulate: within u (|old| + 2 |fresh|) of old + fresh (test_kernel_ext.c).
+        // Accumulate: within u (|old| + 2 |fresh|) of old + fresh (test_kernel_strided_flags.c).
         let grads = |start: (Vec<f32>, Vec<f32>, Vec<f32>), extra: u32| {
             let (mut dx, mut dg, mut db) = start;
             layernorm::backward_ex(

@@ -1,4 +1,4 @@
-/* test_api_ext.c - the 1.1 entry points as users call them: equivalences, statuses, views. */
+/* test_api_strided_flags.c - the 1.1 entry points as users call them: equivalences, statuses, views. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -127,7 +127,7 @@ static void interleaved_views(void **state)
     for (size_t i = 0; i < ROWS; i++)
         for (size_t j = 0; j < COLS; j++) {
             const double want = (double)B.dy[i * COLS + j] + fresh[i * COLS + j];
-            /* One or two roundings of a sum of two floats (see test_kernel_ext.c). */
+            /* One or two roundings of a sum of two floats (see test_kernel_strided_flags.c). */
             assert_true(fabs(dy[i * 2 * COLS + j] - want) <=
                         TU_EPS32 * (fabs(B.dy[i * COLS + j]) + 2.0001 * fabs(fresh[i * COLS + j])));
         }
@@ -140,5 +140,5 @@ int main(void)
         cmocka_unit_test(ex_statuses_write_nothing),
         cmocka_unit_test(interleaved_views),
     };
-    return cmocka_run_group_tests_name("api_ext", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("api_strided_flags", tests, NULL, NULL);
 }

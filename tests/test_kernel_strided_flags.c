@@ -1,4 +1,4 @@
-/* test_kernel_ext.c - one kernel's RMSNorm, accumulation, strides and fused add vs the oracle. */
+/* test_kernel_strided_flags.c - one kernel's RMSNorm, accumulation, strides and fused add vs the oracle. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-// cases_ext.cc - the 1.1 entry points against their streams: RMSNorm, the fused residual add, strided rows.
+// cases_strided_flags.cc - the 1.1 entry points against their streams: RMSNorm, the fused residual add, strided rows.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -49,7 +49,7 @@ lnb::Make simple(void (*f)(const lnb::Problem &))
 } // namespace
 
 // Registered by the full and ext sweeps only, which keeps the quick sweep within its budget.
-void ln_bench_cases_ext()
+void ln_bench_cases_strided_flags()
 {
     lnb::add_fwd("api", [](const lnb::Problem &p) {
         ln_forward_ex_f32(p.x, p.cols, p.gamma, p.beta, p.y, p.cols, p.mean, p.rstd, p.rows,

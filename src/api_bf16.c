@@ -1,20 +1,7 @@
-/* api_ext.c - the bf16 LayerNorm and GELU entry points: validate, then one indirect call. */
+/* api_bf16.c - the bf16 LayerNorm entry points: validate, then hand over to the runner. */
 #include <math.h>
 
 #include "ln_internal.h"
-
-/* The active ISA's kernels for a feature; scalar when this build lacks that ISA's. */
-static const ln_bf16_kernels *bf16_active(void)
-{
-    const ln_bf16_kernels *k = ln_bf16_for(ln_active()->isa);
-    return k ? k : &ln_bf16_kernels_scalar;
-}
-
-static const ln_gelu_kernels *gelu_active(void)
-{
-    const ln_gelu_kernels *k = ln_gelu_for(ln_active()->isa);
-    return k ? k : &ln_gelu_kernels_scalar;
-}
 
 /* The float entry points' checks (validate.c) on 2-byte rows, in the header's order:
    NULL, shape, eps, alias (y == x exactly allowed). */
@@ -65,19 +52,8 @@ LN_API int ln_forward_bf16(const uint16_t *x, const float *gamma, const float *b
     const int st = check_bf16_fwd(&a, rows);
     if (st != LN_OK)
         return st;
-    bf16_active()->forward(&a, 0, rows);
+    ln_bf16_forward_run(ln_active(), &a, rows);
     return LN_OK;
-}
-
-typedef struct bf16_ctx {
-    const ln_bf16_kernels *k;
-    const ln_bf16_bwd_args *a;
-} bf16_ctx;
-
-static void bf16_block(const void *ctx, size_t r0, size_t r1, float *dg, float *db)
-{
-    const bf16_ctx *c = ctx;
-    c->k->backward(c->a, r0, r1, dg, db);
 }
 
 LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x, const float *gamma,
@@ -90,47 +66,5 @@ LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x, const float *
     const int st = check_bf16_bwd(&a, dgamma, dbeta, rows);
     if (st != LN_OK)
         return st;
-    const bf16_ctx c = {bf16_active(), &a};
-    return ln_backward_blocks(bf16_block, &c, rows, cols, 0, dgamma, dbeta);
-}
-
-/* NULL, shape, kind, alias: out may be x or in2 exactly (elementwise kernels read each
-   element before writing it), never shifted against either. */
-static int check_gelu(const float *x, const float *in2, const float *out, size_t n, int kind)
-{
-    if (!x || !out)
-        return LN_ERR_NULL;
-    if (!ln_shape_ok(1, n, n, sizeof(float)))
-        return LN_ERR_SHAPE;
-    if (kind != LN_GELU_TANH && kind != LN_GELU_ERF)
-        return LN_ERR_KIND;
-    const ln_view in[] = {ln_view_of(x, 1, n, n, sizeof(float)),
-                          ln_view_of(in2, 1, n, n, sizeof(float))};
-    const ln_view o = ln_view_of(out, 1, n, n, sizeof(float));
-    const unsigned long long allowed = (1ull << LN_ALLOW_BIT(0, 0)) | (1ull << LN_ALLOW_BIT(0, 1));
-    return ln_any_alias(&o, 1, in, 2, allowed) ? LN_ERR_ALIAS : LN_OK;
-}
-
-LN_API int ln_gelu_forward_f32(const float *x, float *y, size_t n, int kind)
-{
-    if (n == 0)
-        return LN_OK;
-    const int st = check_gelu(x, NULL, y, n, kind);
-    if (st != LN_OK)
-        return st;
-    gelu_active()->forward(x, y, n, kind);
-    return LN_OK;
-}
-
-LN_API int ln_gelu_backward_f32(const float *dy, const float *x, float *dx, size_t n, int kind)
-{
-    if (n == 0)
-        return LN_OK;
-    if (!dy)
-        return LN_ERR_NULL;
-    const int st = check_gelu(x, dy, dx, n, kind);
-    if (st != LN_OK)
-        return st;
-    gelu_active()->backward(dy, x, dx, n, kind);
-    return LN_OK;
+    return ln_bf16_backward_run(ln_active(), &a, rows, dgamma, dbeta);
 }

@@ -1,4 +1,4 @@
-/* test_bf16_gelu_api.c - the bf16 and GELU entry points as a user sees them: checks, status codes,
+/* test_api_bf16_gelu.c - the bf16 and GELU entry points as a user sees them: checks, status codes,
  * no writes on error. */
 #include <setjmp.h>
 #include <stdarg.h>
