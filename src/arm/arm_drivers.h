@@ -1,8 +1,8 @@
-/* arm_drivers.h - the per-call loops over rows, shared by neon.c and sve.c (a template). */
+/* arm_drivers.h - the per-call loops over rows of the SVE f32 kernels (a template). */
 /*
  * Included once, at the end of an Arm kernel file, after that file has defined
- *   stat_blocks(n)      the row's number of Welford blocks
- *   row_stats(x, res, sum, n, eps, tab0, &mean, &rstd, rms, hres, hsum)
+ *   ln_arm_plan, plan_init(&plan, n)   what the call's rows share
+ *   row_stats(x, res, sum, n, eps, &plan, &mean, &rstd, rms, hres, hsum)
  *                       one pass: Welford (or the mean square), s = x + res stored to sum
  *   apply_row(src, res, g, b, y, n, mean, rstd, hg, hb, hadd)
  *   bwd_row(dy, x, g, dx, dgp, dbp, n, mean, rstd, centered, hg, wdx, wdg, wdb, wacc)
@@ -18,7 +18,7 @@
 /* Statistics modes: bit 0 RMSNorm, bit 1 a residual is added, bit 2 the sum is stored. */
 #define LN_STATS_CASE(m)                                                                  \
     case m:                                                                               \
-        row_stats(x, res, sum, n, a->eps, tab0, &mean, &rstd, (m)&1, (m) >> 1 & 1,         \
+        row_stats(x, res, sum, n, a->eps, &plan, &mean, &rstd, (m)&1, (m) >> 1 & 1,         \
                   (m) >> 2 & 1);                                                          \
         break;
 /* Apply modes: bit 0 gamma, bit 1 beta, bit 2 the residual is added again (not stored). */
@@ -33,9 +33,9 @@ static void ln_arm_forward(const ln_fwd_args *a, size_t r0, size_t r1)
     const size_t n = a->cols;
     const int rms = (a->flags & LN_FLAG_RMS_NORM) != 0, hres = a->residual != NULL;
     const int hsum = hres && a->sum != NULL;
-    float tab0[LN_ARM_RTAB];
+    ln_arm_plan plan;
     if (!rms)
-        ln_arm_fill_recip(tab0, 1, stat_blocks(n));
+        plan_init(&plan, n);
     const unsigned smode = (unsigned)rms | (unsigned)hres << 1 | (unsigned)hsum << 2;
     const unsigned amode = (a->gamma != NULL) | (a->beta != NULL) << 1 |
                            (unsigned)(hres && !hsum) << 2;
