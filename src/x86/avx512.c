@@ -39,8 +39,8 @@ static inline V v_fold(V v, unsigned level)
     return _mm512_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
 }
 
-#include "kernel_fwd.h"
-#include "kernel_bwd.h"
+#include "kernels/ln_forward.h"
+#include "kernels/ln_backward.h"
 
 const ln_kernels ln_kernels_avx512 = {
     .isa = LN_ISA_AVX512,

@@ -1,7 +1,7 @@
-/* kernel_common.h - what the x86 forward and backward bodies share: the per-call plan of
-   the Welford merges, masked loads and stores, the horizontal sum. */
-#ifndef LN_X86_KERNEL_COMMON_H
-#define LN_X86_KERNEL_COMMON_H
+/* ln_common.h - what the ISA-independent kernel bodies share: the per-call Welford/Chan
+   plan, masked loads and stores, the horizontal sum. */
+#ifndef LN_KERNELS_COMMON_H
+#define LN_KERNELS_COMMON_H
 
 /*
  * Included by a kernel file after it defines (intrinsics live only there):
@@ -12,7 +12,7 @@
  *   v_subz(a,b,m) = a-b in the lanes of m, 0 elsewhere
  *   v_fma(a,b,c) = a*b+c   v_fnma(a,b,c) = c-a*b   v_fold(v, level): lane l+W/2^(level+1)
  *   moved to lane l   v_lane0(v)   v_tailmask(t): the first t lanes
- * Nothing in kernel_*.h depends on the ISA beyond those names, so both kernels share one
+ * Nothing in src/kernels/ depends on the ISA beyond those names, so every ISA shares one
  * proof of correctness; only the lane count and the vocabulary differ.
  */
 #include <math.h>
@@ -145,4 +145,4 @@ LN_INLINE float hsum(V v)
     return v_lane0(v);
 }
 
-#endif /* LN_X86_KERNEL_COMMON_H */
+#endif /* LN_KERNELS_COMMON_H */

@@ -1,8 +1,8 @@
-/* kernel_bwd.h - the x86 LayerNorm / RMSNorm backward, over the vocabulary of kernel_common.h. */
-#ifndef LN_X86_KERNEL_BWD_H
-#define LN_X86_KERNEL_BWD_H
+/* ln_backward.h - the LayerNorm / RMSNorm backward body, over the vocabulary of ln_common.h. */
+#ifndef LN_KERNELS_BACKWARD_H
+#define LN_KERNELS_BACKWARD_H
 
-#include "kernel_common.h"
+#include "ln_common.h"
 
 /* Per-row state of a backward group: pointers, saved statistics, two pairs of sums. */
 typedef struct ln_bwd_rows {
@@ -201,4 +201,4 @@ static void backward_kernel(const ln_bwd_args *a, size_t r0, size_t r1, float *d
         backward_rows(a, &p, r0, r1, dg, db, 0);
 }
 
-#endif /* LN_X86_KERNEL_BWD_H */
+#endif /* LN_KERNELS_BACKWARD_H */

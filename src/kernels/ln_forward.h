@@ -1,9 +1,9 @@
-/* kernel_fwd.h - the x86 LayerNorm / RMSNorm forward (with the fused residual add), over
-   the vocabulary of kernel_common.h. */
-#ifndef LN_X86_KERNEL_FWD_H
-#define LN_X86_KERNEL_FWD_H
+/* ln_forward.h - the LayerNorm / RMSNorm forward body (with the fused residual add), over
+   the vocabulary of ln_common.h. */
+#ifndef LN_KERNELS_FORWARD_H
+#define LN_KERNELS_FORWARD_H
 
-#include "kernel_common.h"
+#include "ln_common.h"
 
 LN_INLINE void welford_step(V *m, V *q, V xs, V rc)
 {
@@ -368,4 +368,4 @@ static void forward_kernel(const ln_fwd_args *a, size_t r0, size_t r1)
     variants[mode](a, &p, r0, r1);
 }
 
-#endif /* LN_X86_KERNEL_FWD_H */
+#endif /* LN_KERNELS_FORWARD_H */
