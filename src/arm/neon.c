@@ -66,8 +66,8 @@ static inline V v_fold(V v, unsigned level)
     return level == 0 ? vextq_f32(v, v, 2) : vrev64q_f32(v);
 }
 
-#include "x86/kernel_fwd.h"
-#include "x86/kernel_bwd.h"
+#include "kernels/ln_forward.h"
+#include "kernels/ln_backward.h"
 
 const ln_kernels ln_kernels_neon = {
     .isa = LN_ISA_NEON,
