@@ -18,9 +18,11 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "ln_internal.h"
+#include "kernels/elem.h"
 
+#ifndef LN_INLINE
 #define LN_INLINE static inline __attribute__((always_inline))
+#endif
 #define LN_KMAX 8 /* most Welford accumulators per row */
 #define LN_RMAX 4 /* most rows interleaved */
 #define LN_KSMALL 2
@@ -120,12 +122,21 @@ static void plan_init(ln_plan *p, size_t n, unsigned k)
     }
 }
 
+#ifdef LN_ELEM_F32
+LN_INLINE V e_load(const float *p) { return v_load(p); }
+LN_INLINE V e_loadm(const float *p, VM m) { return v_loadm(p, m); }
+LN_INLINE void e_store(float *p, V v) { v_store(p, v); }
+LN_INLINE void e_storem(float *p, VM m, V v) { v_storem(p, m, v); }
+#endif
+
+/* float operands (gamma, beta, partials), then row elements (LN_ELEM). */
 LN_INLINE V load_t(const float *p, int tail, VM tm) { return tail ? v_loadm(p, tm) : v_load(p); }
+LN_INLINE V eload_t(const LN_ELEM *p, int tail, VM tm) { return tail ? e_loadm(p, tm) : e_load(p); }
 /* x - mean of a (possibly tail) vector: masked-off lanes hold 0, not 0 - mean, which times
    rstd overflows to -Inf for |mean| rstd > FLT_MAX and then 0 * Inf = NaN poisons the sums. */
-LN_INLINE V centered_t(const float *p, V mean, int tail, VM tm)
+LN_INLINE V centered_t(const LN_ELEM *p, V mean, int tail, VM tm)
 {
-    return tail ? v_subz(v_loadm(p, tm), mean, tm) : v_sub(v_load(p), mean);
+    return tail ? v_subz(e_loadm(p, tm), mean, tm) : v_sub(e_load(p), mean);
 }
 
 LN_INLINE void store_t(float *p, V v, int tail, VM tm)
@@ -134,6 +145,14 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
         v_storem(p, tm, v);
     else
         v_store(p, v);
+}
+
+LN_INLINE void estore_t(LN_ELEM *p, V v, int tail, VM tm)
+{
+    if (tail)
+        e_storem(p, tm, v);
+    else
+        e_store(p, v);
 }
 
 /* Sum of the lanes in a fixed tree order. */
