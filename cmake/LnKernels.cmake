@@ -63,6 +63,6 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   ln_add_kernel(EXT_AVX512 "src/x86/avx512_bf16.c;src/x86/gelu_avx512.c"
                 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma)
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
-  ln_add_kernel(EXT_NEON "src/arm/neon_bf16.c;src/arm/gelu_neon.c")
+  ln_add_kernel(EXT_NEON "src/arm/neon_bf16.c;src/arm/neon_bf16cvt.c;src/arm/gelu_neon.c")
   ln_add_kernel(EXT_SVE "src/arm/sve_bf16.c;src/arm/gelu_sve.c" -march=armv8.2-a+sve)
 endif()

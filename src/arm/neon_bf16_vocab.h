@@ -1,0 +1,113 @@
+/* neon_bf16_vocab.h - bf16 rows for the src/kernels/ bodies on NEON: widening loads,
+   rounding stores (integer shift, or BFCVTN with FEAT_BF16), the bf16 entry points. */
+#ifndef LN_ARM_NEON_BF16_VOCAB_H
+#define LN_ARM_NEON_BF16_VOCAB_H
+
+/*
+ * Included by neon_bf16.c (LN_NEON_BF16_NATIVE 0) and neon_bf16cvt.c (1): the same f32
+ * bodies as neon.c, with x, y, dy and dx bf16 (kernels/elem.h). Each file instantiates
+ * the bodies once, so the rounding is a constant inside every loop.
+ */
+#include "arm/neon_vocab.h"
+#include "bf16.h"
+#include "ln_internal.h"
+
+#define LN_ELEM uint16_t
+/* The f32 argument structs' field names; a bf16 call has no residual and no flags. */
+typedef struct ln_body_fwd_args {
+    const uint16_t *x;
+    size_t ldx;
+    const float *gamma, *beta;
+    uint16_t *y;
+    size_t ldy;
+    float *mean, *rstd;
+    size_t cols;
+    float eps;
+    unsigned flags;
+    const uint16_t *residual;
+    uint16_t *sum;
+} ln_body_fwd_args;
+
+typedef struct ln_body_bwd_args {
+    const uint16_t *dy;
+    size_t lddy;
+    const uint16_t *x;
+    size_t ldx;
+    const float *gamma, *mean, *rstd;
+    uint16_t *dx;
+    size_t lddx;
+    size_t cols;
+    unsigned flags;
+} ln_body_bwd_args;
+
+static inline float e_get(const uint16_t *p) { return ln_bf16_to_f32(*p); }
+static inline void e_put(uint16_t *p, float v) { *p = ln_f32_to_bf16(v); }
+
+/* bf16 -> float is exact: each 16-bit lane widened into the high half of 32 bits. */
+static inline V widen(uint16x4_t h) { return vreinterpretq_f32_u32(vshll_n_u16(h, 16)); }
+static inline V e_load(const uint16_t *p) { return widen(vld1_u16(p)); }
+/* No masked load: the tail's t (1..3) lanes one by one, nothing outside the row read. */
+static inline V e_loadm(const uint16_t *p, VM m)
+{
+    uint16x4_t h = vld1_lane_u16(p, vdup_n_u16(0), 0);
+    if (m.t > 1)
+        h = vld1_lane_u16(p + 1, h, 1);
+    if (m.t > 2)
+        h = vld1_lane_u16(p + 2, h, 2);
+    return widen(h);
+}
+
+#if LN_NEON_BF16_NATIVE
+/* BFCVTN (FEAT_BF16): the rounding of ln_f32_to_bf16 in one instruction (with Linux's
+   FPCR: nearest even, subnormals kept, NaN quieted keeping its top bits). Inline asm, so
+   the file needs no +bf16 flag that would let the compiler use BF16 elsewhere; only the
+   table chosen by HWCAP2_BF16 reaches it. */
+static inline uint16x4_t narrow(V v)
+{
+    uint16x4_t r;
+    __asm__(".arch_extension bf16\n\tbfcvtn %0.4h, %1.4s" : "=w"(r) : "w"(v));
+    return r;
+}
+#else
+/* Round to nearest even on the bits, NaN made quiet: the lane form of ln_f32_to_bf16. */
+static inline uint16x4_t narrow(V v)
+{
+    const uint32x4_t u = vreinterpretq_u32_f32(v), hi = vshrq_n_u32(u, 16);
+    const uint32x4_t lsb = vandq_u32(hi, vdupq_n_u32(1));
+    const uint32x4_t rne = vshrq_n_u32(vaddq_u32(vaddq_u32(u, vdupq_n_u32(0x7FFF)), lsb), 16);
+    const uint32x4_t nan = vmvnq_u32(vceqq_f32(v, v));
+    return vmovn_u32(vbslq_u32(nan, vorrq_u32(hi, vdupq_n_u32(0x40)), rne));
+}
+#endif
+
+static inline void e_store(uint16_t *p, V v) { vst1_u16(p, narrow(v)); }
+static inline void e_storem(uint16_t *p, VM m, V v)
+{
+    const uint16x4_t h = narrow(v);
+    vst1_lane_u16(p, h, 0);
+    if (m.t > 1)
+        vst1_lane_u16(p + 1, h, 1);
+    if (m.t > 2)
+        vst1_lane_u16(p + 2, h, 2);
+}
+
+#include "kernels/ln_forward.h"
+#include "kernels/ln_backward.h"
+
+/* The bf16 calls in the bodies' argument form. */
+static void bf16_forward(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
+{
+    const ln_body_fwd_args b = {a->x,    a->ldx,  a->gamma, a->beta, a->y, a->ldy, a->mean,
+                                a->rstd, a->cols, a->eps,   0,       NULL, NULL};
+    forward_kernel(&b, r0, r1);
+}
+
+static void bf16_backward(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                          float *db)
+{
+    const ln_body_bwd_args b = {a->dy,   a->lddy, a->x,    a->ldx,  a->gamma, a->mean,
+                                a->rstd, a->dx,   a->lddx, a->cols, 0};
+    backward_kernel(&b, r0, r1, dg, db);
+}
+
+#endif /* LN_ARM_NEON_BF16_VOCAB_H */
