@@ -46,14 +46,12 @@ static inline void e_put(uint16_t *p, float v) { *p = ln_f32_to_bf16(v); }
 /* bf16 -> float is exact: each 16-bit lane widened into the high half of 32 bits. */
 static inline V widen(uint16x4_t h) { return vreinterpretq_f32_u32(vshll_n_u16(h, 16)); }
 static inline V e_load(const uint16_t *p) { return widen(vld1_u16(p)); }
-/* No masked load: the tail's t (1..3) lanes one by one, nothing outside the row read. */
 static inline V e_loadm(const uint16_t *p, VM m)
 {
-    uint16x4_t h = vld1_lane_u16(p, vdup_n_u16(0), 0);
-    if (m.t > 1)
-        h = vld1_lane_u16(p + 1, h, 1);
-    if (m.t > 2)
-        h = vld1_lane_u16(p + 2, h, 2);
+    uint16x4_t h = vdup_n_u16(0);
+#define LN_LANE(l) h = vld1_lane_u16(p + (l), h, l)
+    LN_NEON_TAIL_LANES(m.t, LN_LANE);
+#undef LN_LANE
     return widen(h);
 }
 
@@ -84,11 +82,9 @@ static inline void e_store(uint16_t *p, V v) { vst1_u16(p, narrow(v)); }
 static inline void e_storem(uint16_t *p, VM m, V v)
 {
     const uint16x4_t h = narrow(v);
-    vst1_lane_u16(p, h, 0);
-    if (m.t > 1)
-        vst1_lane_u16(p + 1, h, 1);
-    if (m.t > 2)
-        vst1_lane_u16(p + 2, h, 2);
+#define LN_LANE(l) vst1_lane_u16(p + (l), h, l)
+    LN_NEON_TAIL_LANES(m.t, LN_LANE);
+#undef LN_LANE
 }
 
 #include "kernels/ln_forward.h"
@@ -109,5 +105,10 @@ static void bf16_backward(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float
                                 a->rstd, a->dx,   a->lddx, a->cols, 0};
     backward_kernel(&b, r0, r1, dg, db);
 }
+
+/* A rounding's kernel table (the file that includes this header names it). */
+#define LN_NEON_BF16_KERNELS(table, isa_name)                                               \
+    const ln_bf16_kernels table = {                                                       \
+        .isa = LN_ISA_NEON, .name = isa_name, .forward = bf16_forward, .backward = bf16_backward}
 
 #endif /* LN_ARM_NEON_BF16_VOCAB_H */

@@ -2,9 +2,4 @@
 #define LN_NEON_BF16_NATIVE 1
 #include "arm/neon_bf16_vocab.h"
 
-const ln_bf16_kernels ln_bf16_kernels_neonbf16 = {
-    .isa = LN_ISA_NEON,
-    .name = "neonbf16",
-    .forward = bf16_forward,
-    .backward = bf16_backward,
-};
+LN_NEON_BF16_KERNELS(ln_bf16_kernels_neonbf16, "neonbf16");

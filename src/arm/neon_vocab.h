@@ -21,23 +21,30 @@ typedef struct {
 #define LN_RFWD 4 /* 4 rows x 2 accumulators x (mean, M2) = 16 registers */
 #define LN_RBWD 2
 
+/* OP(l) for the tail's lanes l < t (1..3), one by one (lane numbers must be constants). */
+#define LN_NEON_TAIL_LANES(t, OP)                                                          \
+    do {                                                                                  \
+        OP(0);                                                                            \
+        if ((t) > 1)                                                                      \
+            OP(1);                                                                        \
+        if ((t) > 2)                                                                      \
+            OP(2);                                                                        \
+    } while (0)
+
 static inline V v_loadm(const float *p, VM m)
 {
-    V v = vld1q_lane_f32(p, vdupq_n_f32(0.0f), 0);
-    if (m.t > 1)
-        v = vld1q_lane_f32(p + 1, v, 1);
-    if (m.t > 2)
-        v = vld1q_lane_f32(p + 2, v, 2);
+    V v = vdupq_n_f32(0.0f);
+#define LN_LANE(l) v = vld1q_lane_f32(p + (l), v, l)
+    LN_NEON_TAIL_LANES(m.t, LN_LANE);
+#undef LN_LANE
     return v;
 }
 
 static inline void v_storem(float *p, VM m, V v)
 {
-    vst1q_lane_f32(p, v, 0);
-    if (m.t > 1)
-        vst1q_lane_f32(p + 1, v, 1);
-    if (m.t > 2)
-        vst1q_lane_f32(p + 2, v, 2);
+#define LN_LANE(l) vst1q_lane_f32(p + (l), v, l)
+    LN_NEON_TAIL_LANES(m.t, LN_LANE);
+#undef LN_LANE
 }
 
 static inline VM v_tailmask(unsigned t)
