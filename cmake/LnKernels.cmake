@@ -60,7 +60,7 @@ foreach(_isa AVX2 AVX512 NEON SVE)
 endforeach()
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   ln_add_kernel(EXT_AVX2 "src/x86/avx2_bf16.c;src/x86/gelu_avx2.c" -mavx2 -mfma)
-  ln_add_kernel(EXT_AVX512 "src/x86/avx512_bf16.c;src/x86/gelu_avx512.c"
+  ln_add_kernel(EXT_AVX512 "src/x86/avx512_bf16.c;src/x86/avx512bf16.c;src/x86/gelu_avx512.c"
                 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma)
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   ln_add_kernel(EXT_NEON "src/arm/neon_bf16.c;src/arm/neon_bf16cvt.c;src/arm/gelu_neon.c")
