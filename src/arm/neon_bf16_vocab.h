@@ -5,43 +5,11 @@
 
 /*
  * Included by neon_bf16.c (LN_NEON_BF16_NATIVE 0) and neon_bf16cvt.c (1): the same f32
- * bodies as neon.c, with x, y, dy and dx bf16 (kernels/elem.h). Each file instantiates
- * the bodies once, so the rounding is a constant inside every loop.
+ * bodies as neon.c, with x, y, dy and dx bf16 (kernels/bf16_elem.h). Each file
+ * instantiates the bodies once, so the rounding is a constant inside every loop.
  */
 #include "arm/neon_vocab.h"
-#include "bf16.h"
-#include "ln_internal.h"
-
-#define LN_ELEM uint16_t
-/* The f32 argument structs' field names; a bf16 call has no residual and no flags. */
-typedef struct ln_body_fwd_args {
-    const uint16_t *x;
-    size_t ldx;
-    const float *gamma, *beta;
-    uint16_t *y;
-    size_t ldy;
-    float *mean, *rstd;
-    size_t cols;
-    float eps;
-    unsigned flags;
-    const uint16_t *residual;
-    uint16_t *sum;
-} ln_body_fwd_args;
-
-typedef struct ln_body_bwd_args {
-    const uint16_t *dy;
-    size_t lddy;
-    const uint16_t *x;
-    size_t ldx;
-    const float *gamma, *mean, *rstd;
-    uint16_t *dx;
-    size_t lddx;
-    size_t cols;
-    unsigned flags;
-} ln_body_bwd_args;
-
-static inline float e_get(const uint16_t *p) { return ln_bf16_to_f32(*p); }
-static inline void e_put(uint16_t *p, float v) { *p = ln_f32_to_bf16(v); }
+#include "kernels/bf16_elem.h"
 
 /* bf16 -> float is exact: each 16-bit lane widened into the high half of 32 bits. */
 static inline V widen(uint16x4_t h) { return vreinterpretq_f32_u32(vshll_n_u16(h, 16)); }
@@ -90,21 +58,7 @@ static inline void e_storem(uint16_t *p, VM m, V v)
 #include "kernels/ln_forward.h"
 #include "kernels/ln_backward.h"
 
-/* The bf16 calls in the bodies' argument form. */
-static void bf16_forward(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
-{
-    const ln_body_fwd_args b = {a->x,    a->ldx,  a->gamma, a->beta, a->y, a->ldy, a->mean,
-                                a->rstd, a->cols, a->eps,   0,       NULL, NULL};
-    forward_kernel(&b, r0, r1);
-}
-
-static void bf16_backward(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
-                          float *db)
-{
-    const ln_body_bwd_args b = {a->dy,   a->lddy, a->x,    a->ldx,  a->gamma, a->mean,
-                                a->rstd, a->dx,   a->lddx, a->cols, 0};
-    backward_kernel(&b, r0, r1, dg, db);
-}
+#include "kernels/bf16_wrap.h"
 
 /* A rounding's kernel table (the file that includes this header names it). */
 #define LN_NEON_BF16_KERNELS(table, isa_name)                                               \
