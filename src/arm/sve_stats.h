@@ -9,16 +9,16 @@
  * accumulators and lanes merged in a fixed order with coefficients that depend only on
  * cols and the vector length, computed once per call (no divide per merge), and the row
  * finished in float. SVE's sizeless vectors cannot live in arrays or structs, which the
- * shared bodies keep their accumulators in, so the loop is written out here; the merge
- * coefficients are Chan's (welford.h) for the same counts and order.
+ * shared bodies keep their accumulators in, so the loop is written out here; the plan's
+ * coefficients come from the same functions (kernels/plan.h) for the same counts and
+ * merge order.
  */
 #include <arm_sve.h>
 #include <math.h>
-#include <string.h>
 
 #include "arm/arm_common.h"
 #include "bf16.h"
-#include "welford.h"
+#include "kernels/plan.h"
 
 #define LN_SVE_AI static inline __attribute__((always_inline))
 #define LN_SVE_K 4       /* accumulators: the sub -> fma -> sub -> fma chain of one bounds the loop */
@@ -48,35 +48,13 @@ static inline void ln_sve_plan_init(ln_sve_plan *p, size_t n)
     p->rv = (unsigned)(p->nv % LN_SVE_K);
     p->t = (unsigned)(n % vl);
     ln_arm_fill_recip(p->recip, 1, p->nblk);
-    double cnt[LN_SVE_K];
-    for (unsigned j = 0; j < LN_SVE_K; j++)
-        cnt[j] = (double)(p->nblk + (j < p->rv));
-    unsigned m = 0;
-    for (unsigned s = 1; s < LN_SVE_K; s *= 2)
-        for (unsigned j = 0; j + s < LN_SVE_K; j += 2 * s, m++) {
-            ln_chan_coef(cnt[j], cnt[j + s], &p->acc_f1[m], &p->acc_f2[m]);
-            cnt[j] += cnt[j + s];
-        }
-    ln_chan_coef((double)p->nv, 1.0, &p->tail_f1, &p->tail_f2);
+    ln_plan_acc(p->nblk, p->rv, LN_SVE_K, p->acc_f1, p->acc_f2);
+    chan_coef((double)p->nv, 1.0, &p->tail_f1, &p->tail_f2);
     p->uniform = p->t == 0 && (vl & (vl - 1)) == 0;
-    for (unsigned lv = 0; lv < LN_SVE_LEVELS; lv++)
-        p->lane_u[lv] = (float)(0.5 * (double)p->nv * (double)(1u << lv));
-    if (p->uniform)
-        return;
-    double lc[LN_SVE_MAXW];
-    for (size_t l = 0; l < vl; l++)
-        lc[l] = (double)p->nv + (l < p->t);
-    unsigned lv = 0;
-    for (size_t w = vl; w > 1; lv++) {
-        const size_t h = (w + 1) / 2;
-        memset(p->lane_f1[lv], 0, vl * sizeof(float));
-        memset(p->lane_f2[lv], 0, vl * sizeof(float));
-        for (size_t l = 0; l + h < w; l++) {
-            ln_chan_coef(lc[l], lc[l + h], &p->lane_f1[lv][l], &p->lane_f2[lv][l]);
-            lc[l] += lc[l + h];
-        }
-        w = h;
-    }
+    ln_plan_lane_u(p->nv, LN_SVE_LEVELS, p->lane_u);
+    if (!p->uniform)
+        ln_plan_lanes(p->nv, p->t, (unsigned)vl, &p->lane_f1[0][0], &p->lane_f2[0][0],
+                      LN_SVE_MAXW);
 }
 
 /* The statistics' source in the lanes of pg at column i: a float row (x, or s = x + res

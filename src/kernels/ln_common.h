@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "kernels/elem.h"
+#include "kernels/plan.h"
 
 #ifndef LN_INLINE
 #define LN_INLINE static inline __attribute__((always_inline))
@@ -30,24 +31,9 @@
    divide) dominate: two accumulators per row, several rows interleaved instead. */
 #define LN_SMALL_COLS (32 * LN_W)
 
-/* 1/c for the Welford update counts c = 1..256, folded by the compiler with the same
-   correctly rounded division the loop would do (so the bits do not depend on whether a
-   count comes from the table): a divide per block was ~15% of the statistics pass. */
-#define LN_R1(c) 1.0f / (float)(c)
-#define LN_R4(c) LN_R1(c), LN_R1(c + 1), LN_R1(c + 2), LN_R1(c + 3)
-#define LN_R16(c) LN_R4(c), LN_R4(c + 4), LN_R4(c + 8), LN_R4(c + 12)
-#define LN_R64(c) LN_R16(c), LN_R16(c + 16), LN_R16(c + 32), LN_R16(c + 48)
-#define LN_NRECIP 256
-static const float ln_recip[LN_NRECIP] = {LN_R64(1), LN_R64(65), LN_R64(129), LN_R64(193)};
-
-static inline float ln_recip_of(size_t c) { return c <= LN_NRECIP ? ln_recip[c - 1] : 1.0f / (float)c; }
-
 /*
  * Everything about the reduction that depends only on cols: computed once per call, so
- * per row the merges are multiply-adds with ready coefficients. Chan's merge of (na, ma,
- * M2a) and (nb, mb, M2b): d = mb - ma, mean = ma + d*f1, M2 = M2a + M2b + d*(d*f2) with
- * f1 = nb/n, f2 = na*nb/n (both 0 when n == 0, so empty partners are no-ops). d*(d*f2)
- * rather than (d*d)*f2: an empty partner then gives 0 even if d*d would overflow.
+ * per row the merges are multiply-adds with ready coefficients (kernels/plan.h).
  */
 typedef struct ln_plan {
     size_t n, nv, nblk; /* columns, full vectors, full blocks of k vectors */
@@ -60,15 +46,7 @@ typedef struct ln_plan {
     float lane_u[LN_LOG2W]; /* the tree's f2 when t == 0 (f1 = 1/2) */
 } ln_plan;
 
-static void chan_coef(double na, double nb, float *f1, float *f2)
-{
-    const double n = na + nb, q = n > 0 ? 1.0 / n : 0.0;
-    *f1 = (float)(nb * q);
-    *f2 = (float)(na * nb * q);
-}
-
-/* Per call, so kept cheap (one row of 768 columns must take ~150 ns through the API):
-   equal counts need no division. */
+/* Per call, so kept cheap (one row of 768 columns must take ~150 ns through the API). */
 static void plan_init(ln_plan *p, size_t n, unsigned k)
 {
     p->n = n;
@@ -79,47 +57,20 @@ static void plan_init(ln_plan *p, size_t n, unsigned k)
     p->t = (unsigned)(n % LN_W);
     p->inv_n = (float)(1.0 / (double)n);
     p->tmask = v_tailmask(p->t);
-    /* Accumulator j has seen nblk + (j < rv) vectors; merged pairwise, stride 1, 2, 4. */
-    double cnt[LN_KMAX];
-    for (unsigned j = 0; j < k; j++)
-        cnt[j] = (double)(p->nblk + (j < p->rv));
-    unsigned m = 0;
-    for (unsigned s = 1; s < k; s *= 2)
-        for (unsigned j = 0; j + s < k; j += 2 * s, m++) {
-            if (p->rv == 0 && cnt[j] == cnt[j + s]) {
-                p->acc_f1[m] = 0.5f;
-                p->acc_f2[m] = (float)(0.5 * cnt[j]);
-            } else {
-                chan_coef(cnt[j], cnt[j + s], &p->acc_f1[m], &p->acc_f2[m]);
-            }
-            cnt[j] += cnt[j + s];
-        }
+    ln_plan_acc(p->nblk, p->rv, k, p->acc_f1, p->acc_f2);
     /* After that every lane has seen nv values. Without a tail the horizontal tree merges
-       equal counts (f1 = 1/2, f2 = count/2: no arrays, no division); with one, tail lane l
-       adds one value and the lanes' counts differ, so each pair gets its coefficients. */
-    for (unsigned lv = 0; lv < LN_LOG2W; lv++)
-        p->lane_u[lv] = (float)(0.5 * (double)p->nv * (double)(1u << lv));
+       equal counts; with one, tail lane l adds one value and the lanes' counts differ, so
+       each pair gets its coefficients. */
+    ln_plan_lane_u(p->nv, LN_LOG2W, p->lane_u);
     if (!p->t)
         return;
     float tf1, tf2;
     chan_coef((double)p->nv, 1.0, &tf1, &tf2);
-    double lc[LN_W];
     for (unsigned l = 0; l < LN_W; l++) {
         p->tail_f1[l] = l < p->t ? tf1 : 0.0f;
         p->tail_f2[l] = l < p->t ? tf2 : 0.0f;
-        lc[l] = (double)p->nv + (l < p->t);
     }
-    for (unsigned lv = 0; lv < LN_LOG2W; lv++) {
-        const unsigned h = LN_W >> (lv + 1);
-        for (unsigned l = 0; l < LN_W; l++) {
-            if (l < h) {
-                chan_coef(lc[l], lc[l + h], &p->lane_f1[lv][l], &p->lane_f2[lv][l]);
-                lc[l] += lc[l + h];
-            } else { /* lanes that no later level reads */
-                p->lane_f1[lv][l] = p->lane_f2[lv][l] = 0.0f;
-            }
-        }
-    }
+    ln_plan_lanes(p->nv, p->t, LN_W, &p->lane_f1[0][0], &p->lane_f2[0][0], LN_W);
 }
 
 #ifdef LN_ELEM_F32
