@@ -41,6 +41,8 @@ unsigned ln_cpu_isa_mask(void)
 unsigned ln_cpu_ext_mask(void)
 {
     unsigned a, b, c, d;
+    if (LN_EMULATED_AVX512) /* the emulation has the BF16 conversion too */
+        return LN_CPUX_AVX512_BF16;
     if (!(ln_cpu_isa_mask() & (1u << LN_ISA_AVX512)) || !__get_cpuid_count(7, 0, &a, &b, &c, &d)
         || a < 1 || !__get_cpuid_count(7, 1, &a, &b, &c, &d))
         return 0;

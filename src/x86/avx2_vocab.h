@@ -3,6 +3,7 @@
 #define LN_X86_AVX2_VOCAB_H
 
 #include <immintrin.h>
+#include <sleef.h>
 
 typedef __m256 V;
 typedef __m256i VM;
@@ -43,7 +44,9 @@ static inline V v_fold(V v, unsigned level)
     return _mm256_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
 }
 
-/* GELU's extra vocabulary (kernels/gelu_body.h). */
+/* GELU's extra vocabulary (kernels/gelu_body.h); SLEEF's functions of this ISA. */
+static inline V v_exp(V x) { return Sleef_expf8_u10avx2(x); }
+static inline V v_erfc(V x) { return Sleef_erfcf8_u15avx2(x); }
 static inline V v_fms(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }
 static inline V v_max(V a, V b) { return _mm256_max_ps(a, b); }
 static inline V v_min(V a, V b) { return _mm256_min_ps(a, b); }

@@ -1,10 +1,70 @@
-/* avx512_bf16.c - bf16 LayerNorm with AVX-512, integer-shift rounding (any AVX-512 CPU). */
-#define LN_BF16_CVT 0
-#include "avx512_bf16.h"
+/* avx512_bf16.c - bf16 LayerNorm with AVX-512: the f32 bodies on widened lanes, RNE stores. */
 
-const ln_bf16_kernels ln_bf16_kernels_avx512 = {
+/* Compiled as is: integer-shift rounding (any AVX-512 CPU). avx512bf16.c includes this
+   file with LN_BF16_CVT 1: rounding by vcvtneps2bf16 (AVX512_BF16). */
+#ifndef LN_BF16_CVT
+#define LN_BF16_CVT 0
+#endif
+#include "avx512_vocab.h"
+#include "kernels/bf16_elem.h"
+
+/* Masked (lanes past the row are neither read nor faulted on), then exact: zero-extend
+   to 32 bits, shift into the high half. */
+static inline V widen(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+
+/* Round to nearest even on the bits, NaN made quiet: the lane form of ln_f32_to_bf16. */
+static inline __m256i narrow_shift(V v)
+{
+    const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
+    const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
+    const __m512i rne = _mm512_srli_epi32(
+        _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb), 16);
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(rne, nan, hi, _mm512_set1_epi32(0x40)));
+}
+
+#if LN_BF16_CVT
+/* vcvtneps2bf16 rounds to nearest even and quiets NaN as above, but treats float
+   subnormals as zero; such lanes are rare (|v| < 2^-126), so a vector holding one takes
+   the shift path and both variants give identical bits. Inline asm, so the file needs no
+   BF16 flag that would let the compiler emit BF16 instructions elsewhere; only the table
+   chosen by the CPU check reaches it. The emulation has the intrinsic instead. */
+static inline __m256i narrow(V v)
+{
+    if (_mm512_fpclass_ps_mask(v, 0x20))
+        return narrow_shift(v);
+#ifdef LN_EMU_AVX512
+    return _mm512_cvtneps_pbh(v);
+#else
+    __m256i r;
+    __asm__("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(v));
+    return r;
+#endif
+}
+#else
+static inline __m256i narrow(V v) { return narrow_shift(v); }
+#endif
+
+static inline V e_load(const uint16_t *p) { return widen(_mm256_loadu_si256((const __m256i *)p)); }
+static inline V e_loadm(const uint16_t *p, VM m) { return widen(_mm256_maskz_loadu_epi16(m, p)); }
+static inline void e_store(uint16_t *p, V v) { _mm256_storeu_si256((__m256i *)p, narrow(v)); }
+static inline void e_storem(uint16_t *p, VM m, V v) { _mm256_mask_storeu_epi16(p, m, narrow(v)); }
+
+#include "kernels/ln_forward.h"
+#include "kernels/ln_backward.h"
+#include "kernels/bf16_wrap.h"
+
+/* One table per rounding, each from its own file's compilation. */
+#if LN_BF16_CVT
+#define LN_BF16_TABLE ln_bf16_kernels_avx512bf16
+#define LN_BF16_NAME "avx512bf16"
+#else
+#define LN_BF16_TABLE ln_bf16_kernels_avx512
+#define LN_BF16_NAME "avx512"
+#endif
+const ln_bf16_kernels LN_BF16_TABLE = {
     .isa = LN_ISA_AVX512,
-    .name = "avx512",
+    .name = LN_BF16_NAME,
     .forward = bf16_forward,
     .backward = bf16_backward,
 };

@@ -3,6 +3,7 @@
 #define LN_X86_AVX512_VOCAB_H
 
 #include <immintrin.h>
+#include <sleef.h>
 
 typedef __m512 V;
 typedef __mmask16 VM;
@@ -40,7 +41,9 @@ static inline V v_fold(V v, unsigned level)
     return _mm512_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
 }
 
-/* GELU's extra vocabulary (kernels/gelu_body.h). */
+/* GELU's extra vocabulary (kernels/gelu_body.h); SLEEF's functions of this ISA. */
+static inline V v_exp(V x) { return Sleef_expf16_u10avx512f(x); }
+static inline V v_erfc(V x) { return Sleef_erfcf16_u15avx512f(x); }
 static inline V v_fms(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }
 static inline V v_max(V a, V b) { return _mm512_max_ps(a, b); }
 static inline V v_min(V a, V b) { return _mm512_min_ps(a, b); }

@@ -1,11 +1,6 @@
 /* gelu_avx512.c - GELU forward/backward with AVX-512 on SLEEF's vector exp and erfc. */
-#include <sleef.h>
-
 #include "avx512_vocab.h"
 #include "ln_internal.h"
-
-static inline V v_exp(V x) { return Sleef_expf16_u10avx512f(x); }
-static inline V v_erfc(V x) { return Sleef_erfcf16_u15avx512f(x); }
 
 #include "kernels/gelu_body.h"
 
