@@ -1,5 +1,3 @@
-/* neon_bf16cvt.c - bf16 LayerNorm on AArch64 Advanced SIMD, rounding with BFCVTN (FEAT_BF16). */
-#define LN_NEON_BF16_NATIVE 1
-#include "arm/neon_bf16_vocab.h"
-
-LN_NEON_BF16_KERNELS(ln_bf16_kernels_neonbf16, "neonbf16");
+/* neon_bf16cvt.c - neon_bf16.c again, rounding by BFCVTN (FEAT_BF16 CPUs). */
+#define LN_BF16_CVT 1
+#include "neon_bf16.c"

@@ -4,6 +4,7 @@
 #define LN_ARM_NEON_VOCAB_H
 
 #include <arm_neon.h>
+#include <sleef.h>
 
 typedef float32x4_t V;
 /* NEON has no masked load or store: a tail is its lane count t (1..3), moved lane by lane,
@@ -94,5 +95,7 @@ static inline V v_andnot(V a, V b)
 }
 static inline V v_div(V a, V b) { return vdivq_f32(a, b); }
 static inline V v_select_ge0(V h, V a, V b) { return vbslq_f32(vcgeq_f32(h, vdupq_n_f32(0.0f)), a, b); }
+static inline V v_exp(V x) { return Sleef_expf4_u10advsimd(x); }
+static inline V v_erfc(V x) { return Sleef_erfcf4_u15advsimd(x); }
 
 #endif /* LN_ARM_NEON_VOCAB_H */
