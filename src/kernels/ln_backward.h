@@ -108,6 +108,9 @@ LN_INLINE void backward_group(const ln_body_bwd_args *a, const ln_plan *p, size_
         const V mg = v_set1(w.rms ? 0.0f : hsum(v_add(w.sg[i][0], w.sg[i][1])) * p->inv_n);
         const V mx = v_set1(hsum(v_add(w.sx[i][0], w.sx[i][1])) * p->inv_n);
         size_t k = 0;
+        for (; k + 2 * LN_W <= n; k += 2 * LN_W)
+            e_store2(w.dx[i] + k, bwd_dx_vec(&w, i, k, 0, tm, mg, mx),
+                     bwd_dx_vec(&w, i, k + LN_W, 0, tm, mg, mx));
         for (; k + LN_W <= n; k += LN_W)
             e_store(w.dx[i] + k, bwd_dx_vec(&w, i, k, 0, tm, mg, mx));
         if (k < n)

@@ -79,6 +79,13 @@ LN_INLINE V e_loadm(const float *p, VM m) { return v_loadm(p, m); }
 LN_INLINE void e_store(float *p, V v) { v_store(p, v); }
 LN_INLINE void e_storem(float *p, VM m, V v) { v_storem(p, m, v); }
 #endif
+#ifndef LN_HAVE_E_STORE2 /* two full vectors at p, p + LN_W: a kernel file may pack them */
+LN_INLINE void e_store2(LN_ELEM *p, V a, V b)
+{
+    e_store(p, a);
+    e_store(p + LN_W, b);
+}
+#endif
 
 /* float operands (gamma, beta, partials), then row elements (LN_ELEM). */
 LN_INLINE V load_t(const float *p, int tail, VM tm) { return tail ? v_loadm(p, tm) : v_load(p); }

@@ -79,6 +79,18 @@ LN_INLINE void fuse_vec(const ln_fuse *f, unsigned R, size_t i, int tail, VM tm)
                 tail, tm);
 }
 
+/* Two full vectors at i and i + LN_W, stored as a pair (bf16 packs them into one store). */
+LN_INLINE void fuse_vec2(const ln_fuse *f, unsigned R, size_t i, VM tm)
+{
+#pragma GCC unroll 4
+    for (unsigned r = 0; r < R; r++) {
+        const V y0 = apply_one(f->x[r], NULL, f->g, f->b, i, tm, 0, f->mv[r], f->rs[r], 1, 1, 0);
+        const V y1 =
+            apply_one(f->x[r], NULL, f->g, f->b, i + LN_W, tm, 0, f->mv[r], f->rs[r], 1, 1, 0);
+        e_store2(f->y[r] + i, y0, y1);
+    }
+}
+
 /*
  * Mean and rstd of R rows with K accumulators each. The values are shifted by the row's
  * first value, so the running means stay near the spread instead of the offset (rows
@@ -117,8 +129,8 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
                                    s[r]), rc);
         if (fz)
 #pragma GCC unroll 8
-            for (unsigned j = 0; j < K; j++)
-                fuse_vec(fz, R, off + j * LN_W, 0, p->tmask);
+            for (unsigned j = 0; j < K; j += 2)
+                fuse_vec2(fz, R, off + j * LN_W, p->tmask);
     }
     if (p->rv) {
         const V rc = v_set1(ln_recip_of(p->nblk + 1));
@@ -234,10 +246,8 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
         const V y1 = apply_one(x, r2, g, b, i + LN_W, tm, 0, mv, rs, hg, hb, two);
         const V y2 = apply_one(x, r2, g, b, i + 2 * LN_W, tm, 0, mv, rs, hg, hb, two);
         const V y3 = apply_one(x, r2, g, b, i + 3 * LN_W, tm, 0, mv, rs, hg, hb, two);
-        e_store(y + i, y0);
-        e_store(y + i + LN_W, y1);
-        e_store(y + i + 2 * LN_W, y2);
-        e_store(y + i + 3 * LN_W, y3);
+        e_store2(y + i, y0, y1);
+        e_store2(y + i + 2 * LN_W, y2, y3);
     }
     for (; i + LN_W <= n; i += LN_W)
         e_store(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, rs, hg, hb, two));

@@ -8,17 +8,30 @@
 static inline V widen(__m128i h) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)); }
 
 /* Round to nearest even on the bits, NaN made quiet: the lane form of ln_f32_to_bf16,
-   packed to 8 bf16. */
-static inline __m128i narrow(V v)
+   bf16 in the low half of each 32-bit lane. */
+static inline __m256i round_bits(V v)
 {
     const __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
     const __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
     const __m256i rne = _mm256_srli_epi32(
         _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), lsb), 16);
     const __m256i qnan = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
-    const __m256i r =
-        _mm256_blendv_epi8(rne, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+    return _mm256_blendv_epi8(rne, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
+static inline __m128i narrow(V v)
+{
+    const __m256i r = round_bits(v);
     return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
+/* 16 results in one store: packus interleaves the 128-bit halves, the permute restores
+   element order. */
+#define LN_HAVE_E_STORE2 1
+static inline void e_store2(uint16_t *p, V a, V b)
+{
+    const __m256i r = _mm256_packus_epi32(round_bits(a), round_bits(b));
+    _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(r, 0xD8));
 }
 
 /* AVX2 has no 16-bit masked load or store: a tail (the mask's first lanes) goes through
