@@ -45,6 +45,12 @@ static inline uint16x4_t narrow(V v)
 #endif
 
 static inline void e_store(uint16_t *p, V v) { vst1_u16(p, narrow(v)); }
+/* Two vectors' results in one 16-byte store (XTN + XTN2, or BFCVTN twice). */
+#define LN_HAVE_E_STORE2 1
+static inline void e_store2(uint16_t *p, V a, V b)
+{
+    vst1q_u16(p, vcombine_u16(narrow(a), narrow(b)));
+}
 static inline void e_storem(uint16_t *p, VM m, V v)
 {
     const uint16x4_t h = narrow(v);
