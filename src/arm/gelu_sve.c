@@ -1,4 +1,4 @@
-/* gelu_sve.c - GELU forward/backward with SVE (any vector length) on SLEEF's vector exp and erfc. */
+/* gelu_sve.c - GELU forward/backward with SVE (any vector length) on SLEEF's exp and erfc. */
 #include <arm_sve.h>
 #include <sleef.h>
 

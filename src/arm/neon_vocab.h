@@ -94,7 +94,10 @@ static inline V v_andnot(V a, V b)
     return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(b), vreinterpretq_u32_f32(a)));
 }
 static inline V v_div(V a, V b) { return vdivq_f32(a, b); }
-static inline V v_select_ge0(V h, V a, V b) { return vbslq_f32(vcgeq_f32(h, vdupq_n_f32(0.0f)), a, b); }
+static inline V v_select_ge0(V h, V a, V b)
+{
+    return vbslq_f32(vcgeq_f32(h, vdupq_n_f32(0.0f)), a, b);
+}
 static inline V v_exp(V x) { return Sleef_expf4_u10advsimd(x); }
 static inline V v_erfc(V x) { return Sleef_erfcf4_u15advsimd(x); }
 

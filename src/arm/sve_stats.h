@@ -21,7 +21,8 @@
 #include "kernels/plan.h"
 
 #define LN_SVE_AI static inline __attribute__((always_inline))
-#define LN_SVE_K 4       /* accumulators: the sub -> fma -> sub -> fma chain of one bounds the loop */
+/* Accumulators: the sub -> fma -> sub -> fma chain of one would bound the loop. */
+#define LN_SVE_K 4
 #define LN_SVE_MAXW 64   /* lanes of the largest vector, 2048 bits */
 #define LN_SVE_LEVELS 6  /* halvings of 64 lanes */
 

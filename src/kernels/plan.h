@@ -23,7 +23,10 @@
 #define LN_NRECIP 256
 static const float ln_recip[LN_NRECIP] = {LN_R64(1), LN_R64(65), LN_R64(129), LN_R64(193)};
 
-static inline float ln_recip_of(size_t c) { return c <= LN_NRECIP ? ln_recip[c - 1] : 1.0f / (float)c; }
+static inline float ln_recip_of(size_t c)
+{
+    return c <= LN_NRECIP ? ln_recip[c - 1] : 1.0f / (float)c;
+}
 
 /*
  * Chan's merge of (na, ma, M2a) and (nb, mb, M2b): d = mb - ma, mean = ma + d*f1, M2 =
