@@ -60,9 +60,18 @@ foreach(_isa AVX2 AVX512 NEON SVE)
 endforeach()
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   ln_add_kernel(BF16_GELU_AVX2 "src/x86/avx2_bf16.c;src/x86/gelu_avx2.c" -mavx2 -mfma)
-  ln_add_kernel(BF16_GELU_AVX512 "src/x86/avx512_bf16.c;src/x86/gelu_avx512.c"
-                -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma)
+  set(_avx512_group src/x86/avx512_bf16.c src/x86/avx512bf16.c src/x86/gelu_avx512.c)
+  if(LN_EMULATE_AVX512)
+    # As avx512.c above: bf16 (both roundings) and GELU over the stand-ins, SLEEF's
+    # AVX-512 entry points mapped to its portable functions (tests/emu/sleef.h).
+    set_source_files_properties(${_avx512_group} PROPERTIES
+      COMPILE_OPTIONS "-I${PROJECT_SOURCE_DIR}/tests/emu;-fno-lto")
+    list(APPEND LN_SOURCES ${_avx512_group})
+    set(LN_HAVE_BF16_GELU_AVX512 1)
+  else()
+    ln_add_kernel(BF16_GELU_AVX512 "${_avx512_group}" -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma)
+  endif()
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
-  ln_add_kernel(BF16_GELU_NEON "src/arm/neon_bf16.c;src/arm/gelu_neon.c")
+  ln_add_kernel(BF16_GELU_NEON "src/arm/neon_bf16.c;src/arm/neon_bf16cvt.c;src/arm/gelu_neon.c")
   ln_add_kernel(BF16_GELU_SVE "src/arm/sve_bf16.c;src/arm/gelu_sve.c" -march=armv8.2-a+sve)
 endif()

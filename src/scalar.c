@@ -1,6 +1,7 @@
 /* scalar.c - the reference kernel: computes in double; the oracle for every SIMD path. */
 #include <math.h>
 
+#include "kernels/tiny_backward.h"
 #include "ln_internal.h"
 
 /* The value normalized at column i: x, or s = x + residual rounded to float (the sum the
@@ -66,6 +67,8 @@ static double saved_mean(const ln_bwd_args *a, size_t r)
     return (a->flags & LN_FLAG_RMS_NORM) ? 0.0 : (double)a->mean[r];
 }
 
+/* dx per row: kernels/tiny_backward.h, the code every kernel's tiny rows run. */
+
 /* dgamma/dbeta partials column by column, in double over the block's rows. This runs
    before dx is written, because dx may be dy. */
 static void param_grads(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamma,
@@ -89,31 +92,10 @@ static void param_grads(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamm
 void ln_backward_scalar(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamma,
                         float *dbeta)
 {
-    const size_t n = a->cols;
-    const int centered = !(a->flags & LN_FLAG_RMS_NORM);
-    const int accumulate = (a->flags & LN_FLAG_ACCUMULATE) != 0;
     if (dgamma || dbeta)
         param_grads(a, r0, r1, dgamma, dbeta);
     if (!a->dx)
         return;
-    for (size_t r = r0; r < r1; r++) {
-        const float *dy = a->dy + r * a->lddy;
-        const float *x = a->x + r * a->ldx;
-        float *dx = a->dx + r * a->lddx;
-        const double mean = saved_mean(a, r), rstd = a->rstd[r];
-        double sum_g = 0.0, sum_gx = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            const double g = (double)dy[i] * (a->gamma ? (double)a->gamma[i] : 1.0);
-            sum_g += g;
-            sum_gx += g * (((double)x[i] - mean) * rstd);
-        }
-        const double mg = centered ? sum_g / (double)n : 0.0, mgx = sum_gx / (double)n;
-        for (size_t i = 0; i < n; i++) {
-            const double g = (double)dy[i] * (a->gamma ? (double)a->gamma[i] : 1.0);
-            const double xhat = ((double)x[i] - mean) * rstd;
-            const double v = rstd * (g - mg - xhat * mgx);
-            /* dy[i] was read above, before this store, so dx == dy is fine here too. */
-            dx[i] = (float)(accumulate ? (double)dx[i] + v : v);
-        }
-    }
+    for (size_t r = r0; r < r1; r++)
+        ln_backward_row_double(a, r, NULL, NULL, 0);
 }

@@ -368,8 +368,22 @@ static const ln_kernels *shift_sibling(const ln_kernels *k)
     return k && k->plain != k ? k->plain : NULL;
 }
 
+/* Equal bits, except that two quiet NaNs match whatever their sign and payload: which
+   NaN operand an addition or multiplication passes on depends on the operand order the
+   compiler picks for it, which two kernel files need not share (the emulated build shows
+   it). Both must still be NaN and quiet, the conversion's part. */
+static void assert_bf16_same(const uint16_t *a, const uint16_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const int na = (a[i] & 0x7FFFu) > 0x7F80u, nb = (b[i] & 0x7FFFu) > 0x7F80u;
+        if (na && nb && (a[i] & 0x40u) && (b[i] & 0x40u))
+            continue;
+        assert_int_equal(a[i], b[i]);
+    }
+}
+
 /* A record using the BF16 conversion instruction (vcvtne2ps2bf16, BFCVTN, BFCVT) against
-   the shift-rounding record of its ISA: identical bits, also for NaN and for results that
+   the shift-rounding record of its ISA: identical bits, also for NaN (quiet) and for results that
    are float subnormals (which vcvtne2ps2bf16 alone would flush to zero). Runs where the
    CPU has the extension. */
 static void native_matches_shift(void **state)
@@ -394,12 +408,12 @@ static void native_matches_shift(void **state)
         const ln_bf16_fwd_args a1 = {x, n, g, b, y1, n, m, rs, n, 1e-5f};
         sh->bf16_forward(&a0, 0, rows);
         g_native->bf16_forward(&a1, 0, rows);
-        assert_memory_equal(y0, y1, nn * 2);
+        assert_bf16_same(y0, y1, nn);
         const ln_bf16_bwd_args b0 = {x, n, x, n, g, m, rs, dx0, n, n};
         const ln_bf16_bwd_args b1 = {x, n, x, n, g, m, rs, dx1, n, n};
         sh->bf16_backward(&b0, 0, rows, NULL, NULL);
         g_native->bf16_backward(&b1, 0, rows, NULL, NULL);
-        assert_memory_equal(dx0, dx1, nn * 2);
+        assert_bf16_same(dx0, dx1, nn);
         free(x), free(y0), free(y1), free(dx0), free(dx1), free(g), free(b);
     }
 }

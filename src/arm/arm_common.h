@@ -1,9 +1,8 @@
-/* arm_common.h - what the NEON and SVE kernels share: count reciprocals and row finishing. */
+/* arm_common.h - what the SVE kernels share: the Welford step reciprocals, the stats store. */
 #ifndef LN_ARM_COMMON_H
 #define LN_ARM_COMMON_H
 
 #include <arm_neon.h>
-#include <math.h>
 #include <stddef.h>
 
 /*
@@ -38,35 +37,6 @@ static inline const float *ln_arm_recip_chunk(const float *tab0, float *tab, siz
         return tab0;
     ln_arm_fill_recip(tab, b0 + 1, *len);
     return tab;
-}
-
-/* 1/k for the scalar tail's k-th step, k = 1..16 (index 0 unused). */
-static const float ln_arm_tail_recip[17] = {
-    0.0f,         1.0f,         1.0f / 2.0f,  1.0f / 3.0f,  1.0f / 4.0f,  1.0f / 5.0f,
-    1.0f / 6.0f,  1.0f / 7.0f,  1.0f / 8.0f,  1.0f / 9.0f,  1.0f / 10.0f, 1.0f / 11.0f,
-    1.0f / 12.0f, 1.0f / 13.0f, 1.0f / 14.0f, 1.0f / 15.0f, 1.0f / 16.0f};
-
-/*
- * The row's statistics from two Welford partials (count, mean, M2), merged with Chan's
- * formula in double, then rstd = 1/sqrt(var + eps) with one final rounding. Either count
- * may be 0 (its side is skipped, so a constant row keeps M2 == 0 and mean == x exactly).
- */
-static inline void ln_arm_finish(double na, double ma, double sa, double nb, double mb,
-                                 double sb, float eps, float *mean, float *rstd)
-{
-    double n = na, m = ma, s = sa;
-    if (na == 0.0) {
-        n = nb;
-        m = mb;
-        s = sb;
-    } else if (nb != 0.0) {
-        const double d = mb - ma;
-        n = na + nb;
-        m = ma + d * (nb / n);
-        s = sa + sb + d * d * (na * nb / n);
-    }
-    *mean = (float)m;
-    *rstd = (float)(1.0 / sqrt(s / n + (double)eps));
 }
 
 /* The saved statistics go out only where the caller asked for them. */

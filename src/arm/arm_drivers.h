@@ -1,8 +1,8 @@
-/* arm_drivers.h - the per-call loops over rows, shared by neon.c and sve.c (a template). */
+/* arm_drivers.h - the per-call loops over rows of the SVE f32 kernels (a template). */
 /*
  * Included once, at the end of an Arm kernel file, after that file has defined
- *   stat_blocks(n)      the row's number of Welford blocks
- *   row_stats(x, res, sum, n, eps, tab0, &mean, &rstd, rms, hres, hsum)
+ *   ln_arm_plan, plan_init(&plan, n)   what the call's rows share
+ *   row_stats(x, res, sum, n, eps, &plan, &mean, &rstd, rms, hres, hsum)
  *                       one pass: Welford (or the mean square), s = x + res stored to sum
  *   apply_row(src, res, g, b, y, n, mean, rstd, hg, hb, hadd)
  *   bwd_row(dy, x, g, dx, dgp, dbp, n, mean, rstd, centered, hg, wdx, wdg, wdb, wacc)
@@ -15,10 +15,12 @@
 
 #include <string.h>
 
+#include "kernels/tiny_backward.h"
+
 /* Statistics modes: bit 0 RMSNorm, bit 1 a residual is added, bit 2 the sum is stored. */
 #define LN_STATS_CASE(m)                                                                  \
     case m:                                                                               \
-        row_stats(x, res, sum, n, a->eps, tab0, &mean, &rstd, (m)&1, (m) >> 1 & 1,         \
+        row_stats(x, res, sum, n, a->eps, &plan, &mean, &rstd, (m)&1, (m) >> 1 & 1,         \
                   (m) >> 2 & 1);                                                          \
         break;
 /* Apply modes: bit 0 gamma, bit 1 beta, bit 2 the residual is added again (not stored). */
@@ -33,9 +35,9 @@ static void ln_arm_forward(const ln_fwd_args *a, size_t r0, size_t r1)
     const size_t n = a->cols;
     const int rms = (a->flags & LN_FLAG_RMS_NORM) != 0, hres = a->residual != NULL;
     const int hsum = hres && a->sum != NULL;
-    float tab0[LN_ARM_RTAB];
+    ln_arm_plan plan;
     if (!rms)
-        ln_arm_fill_recip(tab0, 1, stat_blocks(n));
+        plan_init(&plan, n);
     const unsigned smode = (unsigned)rms | (unsigned)hres << 1 | (unsigned)hsum << 2;
     const unsigned amode = (a->gamma != NULL) | (a->beta != NULL) << 1 |
                            (unsigned)(hres && !hsum) << 2;
@@ -59,41 +61,6 @@ static void ln_arm_forward(const ln_fwd_args *a, size_t r0, size_t r1)
     }
 }
 
-/*
- * Rows of fewer than 4 columns, in double as the oracle does: with cols == 2, g - mean(g)
- * is exactly proportional to xhat, so dx is nothing but cancellation (of order eps/var)
- * and float rounding of its O(1) terms would be all that is left. The partials add onto
- * their +0 start, so an all-zero sum stays +0.
- */
-static void ln_arm_bwd_row_tiny(const ln_bwd_args *a, size_t r, float *dg, float *db)
-{
-    const size_t n = a->cols;
-    const float *x = a->x + r * a->ldx, *dy = a->dy + r * a->lddy;
-    const int centered = !(a->flags & LN_FLAG_RMS_NORM);
-    const double mean = centered ? (double)a->mean[r] : 0.0, rstd = a->rstd[r];
-    double sg = 0.0, sx = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        const double xh = ((double)x[i] - mean) * rstd;
-        const double g = (double)dy[i] * (a->gamma ? (double)a->gamma[i] : 1.0);
-        sg += g;
-        sx += g * xh;
-        if (dg)
-            dg[i] = (float)((double)dg[i] + (double)dy[i] * xh);
-        if (db)
-            db[i] = (float)((double)db[i] + (double)dy[i]);
-    }
-    if (!a->dx)
-        return;
-    float *dx = a->dx + r * a->lddx;
-    const double mg = centered ? sg / (double)n : 0.0, mx = sx / (double)n;
-    for (size_t i = 0; i < n; i++) {
-        const double xh = ((double)x[i] - mean) * rstd;
-        const double g = (double)dy[i] * (a->gamma ? (double)a->gamma[i] : 1.0);
-        const double v = rstd * (g - mg - xh * mx); /* dy[i] read: dx may be dy */
-        dx[i] = (float)((a->flags & LN_FLAG_ACCUMULATE) ? (double)dx[i] + v : v);
-    }
-}
-
 /* Backward modes: bit 0 gamma, 1 dx, 2 dgamma, 3 dbeta, 4 dx accumulates (only with dx). */
 #define LN_BWD_CASE(m)                                                                    \
     case m:                                                                               \
@@ -114,9 +81,8 @@ static void ln_arm_backward(const ln_bwd_args *a, size_t r0, size_t r1, float *d
                           (unsigned)(db != NULL) << 3 | (unsigned)acc << 4;
     if (mode <= 1)
         return; /* no output asked for: nothing to read either */
-    if (n < 4) {
-        for (size_t r = r0; r < r1; r++)
-            ln_arm_bwd_row_tiny(a, r, dg, db);
+    if (n < 4) { /* the shared double-precision rows (kernels/tiny_backward.h) */
+        ln_backward_tiny(a, r0, r1, dg, db);
         return;
     }
     for (size_t r = r0; r < r1; r++) {

@@ -3,17 +3,14 @@
 #include <arm_sve.h>
 #include <math.h>
 
+#include "arm/sve_stats.h"
 #include "bf16_kernel.h"
-#include "welford.h"
-
-#define NACC 4  /* independent Welford accumulators: breaks the sub-fma-sub-fma chain */
-#define MAXW 64 /* the largest SVE vector, 2048 bits, in floats */
 
 /* Predicated (inactive lanes neither read nor faulted on), zero-extending 16 -> 32 bits,
    then exact: shift into the high half. */
 static inline svfloat32_t load_bf(svbool_t pg, const uint16_t *p)
 {
-    return svreinterpret_f32_u32(svlsl_n_u32_x(pg, svld1uh_u32(pg, p), 16));
+    return ln_sve_src(pg, p, NULL, NULL, 0, 1, 0, 0);
 }
 
 static inline svfloat32_t loadf(svbool_t pg, const float *p, float fill)
@@ -41,66 +38,18 @@ static inline void store_bf(svbool_t pg, uint16_t *p, svfloat32_t v, int native)
     svst1h_u32(pg, p, r);
 }
 
-/* One Welford update of the active lanes; inactive lanes keep their state (merging). */
-static inline void step(svbool_t pg, svfloat32_t *m, svfloat32_t *s, svfloat32_t v, svfloat32_t inv)
-{
-    const svfloat32_t d = svsub_f32_x(pg, v, *m), mn = svmla_f32_m(pg, *m, d, inv);
-    *s = svmla_f32_m(pg, *s, d, svsub_f32_x(pg, v, mn));
-    *m = mn;
-}
-
-static void row_stats(const uint16_t *x, size_t n, float *mean, float *m2)
-{
-    const size_t w = svcntw();
-    const svbool_t all = svptrue_b32();
-    /* SVE values cannot form arrays: the NACC accumulators are named. */
-    svfloat32_t m0 = svdup_n_f32(0.0f), m1 = m0, m2v = m0, m3 = m0, s0 = m0, s1 = m0, s2 = m0,
-                s3 = m0;
-    const size_t nblk = n / (w * NACC);
-    for (size_t b = 0; b < nblk; b++) {
-        /* Every lane of every accumulator has seen b+1 values: one broadcast reciprocal. */
-        const svfloat32_t inv = svdup_n_f32(1.0f / (float)(b + 1));
-        const uint16_t *p = x + b * NACC * w;
-        step(all, &m0, &s0, load_bf(all, p), inv);
-        step(all, &m1, &s1, load_bf(all, p + w), inv);
-        step(all, &m2v, &s2, load_bf(all, p + 2 * w), inv);
-        step(all, &m3, &s3, load_bf(all, p + 3 * w), inv);
-    }
-    /* The rest: accumulator j takes the j-th vector of it; lanes past the row keep their
-       state and count nblk, the others nblk + 1. */
-    const size_t done = nblk * w * NACC;
-    const svfloat32_t inv = svdup_n_f32(1.0f / (float)(nblk + 1)), base = svdup_n_f32((float)nblk);
-    const svbool_t p0 = svwhilelt_b32_u64(done, n), p1 = svwhilelt_b32_u64(done + w, n);
-    const svbool_t p2 = svwhilelt_b32_u64(done + 2 * w, n), p3 = svwhilelt_b32_u64(done + 3 * w, n);
-    step(p0, &m0, &s0, load_bf(p0, x + done), inv);
-    step(p1, &m1, &s1, load_bf(p1, x + done + w), inv);
-    step(p2, &m2v, &s2, load_bf(p2, x + done + 2 * w), inv);
-    step(p3, &m3, &s3, load_bf(p3, x + done + 3 * w), inv);
-    float fm[NACC * MAXW], fs[NACC * MAXW], fc[NACC * MAXW];
-    svst1_f32(all, fm, m0), svst1_f32(all, fm + w, m1), svst1_f32(all, fm + 2 * w, m2v),
-        svst1_f32(all, fm + 3 * w, m3);
-    svst1_f32(all, fs, s0), svst1_f32(all, fs + w, s1), svst1_f32(all, fs + 2 * w, s2),
-        svst1_f32(all, fs + 3 * w, s3);
-    svst1_f32(all, fc, svadd_n_f32_m(p0, base, 1.0f));
-    svst1_f32(all, fc + w, svadd_n_f32_m(p1, base, 1.0f));
-    svst1_f32(all, fc + 2 * w, svadd_n_f32_m(p2, base, 1.0f));
-    svst1_f32(all, fc + 3 * w, svadd_n_f32_m(p3, base, 1.0f));
-    ln_chan_reduce(fm, fs, fc, NACC, (int)w);
-    *mean = fm[0];
-    *m2 = fs[0];
-}
-
 #define LN_ALWAYS_INLINE static inline __attribute__((always_inline))
 
 LN_ALWAYS_INLINE void forward_rows(const ln_bf16_fwd_args *a, size_t r0, size_t r1, int native)
 {
     const size_t n = a->cols, w = svcntw();
+    ln_sve_plan plan;
+    ln_sve_plan_init(&plan, n);
     for (size_t r = r0; r < r1; r++) {
         const uint16_t *x = a->x + r * a->ldx;
         uint16_t *y = a->y + r * a->ldy;
-        float mean, m2;
-        row_stats(x, n, &mean, &m2);
-        const float rstd = 1.0f / sqrtf(m2 / (float)n + a->eps);
+        float mean, rstd;
+        ln_sve_row_stats(&plan, x, NULL, NULL, a->eps, &mean, &rstd, 1, 0, 0);
         const svfloat32_t vm = svdup_n_f32(mean), vr = svdup_n_f32(rstd);
         for (size_t i = 0; i < n; i += w) {
             /* Centered apply: (x - mean) * (rstd * gamma) + beta; a constant row gives beta. */

@@ -1,21 +1,39 @@
-/* immintrin.h - scalar stand-ins for the AVX-512 intrinsics src/x86/avx512.c uses (test builds only). */
+/* immintrin.h - scalar stand-ins for the AVX-512 intrinsics the src/x86 AVX-512 kernels use (test builds only). */
 #ifndef LN_EMU_IMMINTRIN_H
 #define LN_EMU_IMMINTRIN_H
 
 /*
  * CPUs of this project's machine kind lack AVX-512, so the kernel's 16-lane logic (opmask
  * tails, lane folds, the merge plan) would never run in CI. With -DLN_EMULATE_AVX512=ON
- * avx512.c is compiled against this header instead of the compiler's: each intrinsic is
+ * the AVX-512 kernel files (f32, bf16 in both roundings, GELU) are compiled against this
+ * header instead of the compiler's, and against tests/emu/sleef.h: each intrinsic is
  * its documented lane-by-lane meaning (Intel Intrinsics Guide), FMA through fmaf, and a
  * masked-off lane is never read or written, like the hardware's fault suppression. It
  * proves the algorithm at 16 lanes, not the instruction selection.
  */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define LN_EMU_AVX512 1 /* lets a kernel file swap inline asm for an intrinsic below */
 
 typedef struct {
     float f[16];
 } __m512;
+typedef union {
+    uint32_t w[16];
+    uint16_t h[32];
+} __m512i;
+typedef union {
+    uint32_t w[8];
+    uint16_t h[16];
+} __m256i;
+typedef __m256i __m256bh; /* 16 bf16 */
 typedef unsigned short __mmask16;
+typedef unsigned int __mmask32;
+
+#define _CMP_UNORD_Q 0x03
+#define _CMP_GE_OQ 0x1d
 
 #define _MM_SHUFFLE(a, b, c, d) (((a) << 6) | ((b) << 4) | ((c) << 2) | (d))
 #define LN_EMU static inline __attribute__((always_inline))
@@ -100,6 +118,174 @@ LN_EMU __m512 _mm512_permute_ps(__m512 a, int imm)
     for (int k = 0; k < 4; k++)
         for (int j = 0; j < 4; j++)
             r.f[4 * k + j] = a.f[4 * k + ((imm >> (2 * j)) & 3)];
+    return r;
+}
+
+
+/* ---- GELU: min/max with x86's NaN rule, bit operations, division ---- */
+
+/* The second operand is returned when either is NaN (or both are zeros of either sign). */
+LN_EMU_BINARY(_mm512_max_ps, a.f[i] > b.f[i] ? a.f[i] : b.f[i])
+LN_EMU_BINARY(_mm512_min_ps, a.f[i] < b.f[i] ? a.f[i] : b.f[i])
+LN_EMU_BINARY(_mm512_div_ps, a.f[i] / b.f[i])
+
+LN_EMU __m512 _mm512_fmsub_ps(__m512 a, __m512 b, __m512 c)
+{
+    __m512 r;
+    LN_EMU_LANES r.f[i] = fmaf(a.f[i], b.f[i], -c.f[i]);
+    return r;
+}
+
+LN_EMU __m512i _mm512_castps_si512(__m512 v)
+{
+    __m512i r;
+    memcpy(r.w, v.f, sizeof r.w);
+    return r;
+}
+LN_EMU __m512 _mm512_castsi512_ps(__m512i v)
+{
+    __m512 r;
+    memcpy(r.f, v.w, sizeof r.f);
+    return r;
+}
+
+#define LN_EMU_BITS(name, expr)                                                            \
+    LN_EMU __m512 name(__m512 fa, __m512 fb)                                               \
+    {                                                                                      \
+        const __m512i a = _mm512_castps_si512(fa), b = _mm512_castps_si512(fb);            \
+        __m512i r;                                                                         \
+        LN_EMU_LANES r.w[i] = (expr);                                                      \
+        return _mm512_castsi512_ps(r);                                                     \
+    }
+LN_EMU_BITS(_mm512_or_ps, a.w[i] | b.w[i])
+LN_EMU_BITS(_mm512_xor_ps, a.w[i] ^ b.w[i])
+LN_EMU_BITS(_mm512_andnot_ps, ~a.w[i] & b.w[i]) /* (not a) and b */
+
+/* Ordered >= (false for NaN) and unordered (true for NaN): the predicates the kernels use. */
+LN_EMU __mmask16 _mm512_cmp_ps_mask(__m512 a, __m512 b, int imm)
+{
+    __mmask16 m = 0;
+    LN_EMU_LANES
+    {
+        const int unord = isnan(a.f[i]) || isnan(b.f[i]);
+        const int t = imm == _CMP_UNORD_Q ? unord : imm == _CMP_GE_OQ ? !unord && a.f[i] >= b.f[i] : -1;
+        if (t < 0)
+            __builtin_trap(); /* a predicate this stand-in does not know */
+        m |= (__mmask16)(t << i);
+    }
+    return m;
+}
+
+LN_EMU __m512 _mm512_mask_mov_ps(__m512 src, __mmask16 k, __m512 a)
+{
+    LN_EMU_LANES if ((k >> i) & 1) src.f[i] = a.f[i];
+    return src;
+}
+
+/* ---- bf16: 16-bit loads and stores (masked-off lanes untouched), integer lanes ---- */
+
+LN_EMU __m256i _mm256_loadu_si256(const void *p)
+{
+    __m256i r;
+    memcpy(r.h, p, sizeof r.h);
+    return r;
+}
+LN_EMU void _mm256_storeu_si256(void *p, __m256i v) { memcpy(p, v.h, sizeof v.h); }
+LN_EMU __m256i _mm256_maskz_loadu_epi16(__mmask16 m, const void *p)
+{
+    __m256i r;
+    LN_EMU_LANES r.h[i] = (m >> i) & 1 ? ((const uint16_t *)p)[i] : 0;
+    return r;
+}
+LN_EMU void _mm256_mask_storeu_epi16(void *p, __mmask16 m, __m256i v)
+{
+    LN_EMU_LANES if ((m >> i) & 1)((uint16_t *)p)[i] = v.h[i];
+}
+
+LN_EMU __m512i _mm512_cvtepu16_epi32(__m256i v)
+{
+    __m512i r;
+    LN_EMU_LANES r.w[i] = v.h[i];
+    return r;
+}
+/* Truncates each 32-bit lane to its low 16 bits. */
+LN_EMU __m256i _mm512_cvtepi32_epi16(__m512i v)
+{
+    __m256i r;
+    LN_EMU_LANES r.h[i] = (uint16_t)v.w[i];
+    return r;
+}
+LN_EMU __m512i _mm512_set1_epi32(int x)
+{
+    __m512i r;
+    LN_EMU_LANES r.w[i] = (uint32_t)x;
+    return r;
+}
+LN_EMU __m512i _mm512_slli_epi32(__m512i v, unsigned n)
+{
+    LN_EMU_LANES v.w[i] = n > 31 ? 0 : v.w[i] << n;
+    return v;
+}
+LN_EMU __m512i _mm512_srli_epi32(__m512i v, unsigned n)
+{
+    LN_EMU_LANES v.w[i] = n > 31 ? 0 : v.w[i] >> n;
+    return v;
+}
+LN_EMU __m512i _mm512_add_epi32(__m512i a, __m512i b)
+{
+    LN_EMU_LANES a.w[i] += b.w[i];
+    return a;
+}
+LN_EMU __m512i _mm512_and_si512(__m512i a, __m512i b)
+{
+    LN_EMU_LANES a.w[i] &= b.w[i];
+    return a;
+}
+/* a | b where k is set, src elsewhere. */
+LN_EMU __m512i _mm512_mask_or_epi32(__m512i src, __mmask16 k, __m512i a, __m512i b)
+{
+    LN_EMU_LANES if ((k >> i) & 1) src.w[i] = a.w[i] | b.w[i];
+    return src;
+}
+
+/* fpclass: only bit 0x20 (denormal), the class the kernels ask for. */
+LN_EMU __mmask16 _mm512_fpclass_ps_mask(__m512 v, int imm)
+{
+    if (imm != 0x20)
+        __builtin_trap();
+    __mmask16 m = 0;
+    LN_EMU_LANES m |= (__mmask16)((fpclassify(v.f[i]) == FP_SUBNORMAL) << i);
+    return m;
+}
+
+/* vcvtneps2bf16 / vcvtne2ps2bf16 (AVX512_BF16) as the Intrinsics Guide defines them:
+   denormal inputs count as zero of their sign, NaN is made quiet keeping its sign and
+   high payload, everything else rounds to nearest even. */
+LN_EMU uint16_t ln_emu_cvtne_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7F800000u) == 0)
+        return (uint16_t)((u >> 16) & 0x8000u);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+LN_EMU __m256bh _mm512_cvtneps_pbh(__m512 v)
+{
+    __m256bh r;
+    LN_EMU_LANES r.h[i] = ln_emu_cvtne_bf16(v.f[i]);
+    return r;
+}
+/* 32 results: a's 16 above b's (the instruction's operand order). */
+LN_EMU __m512i _mm512_cvtne2ps_pbh(__m512 a, __m512 b)
+{
+    __m512i r;
+    LN_EMU_LANES
+    {
+        r.h[i] = ln_emu_cvtne_bf16(b.f[i]);
+        r.h[16 + i] = ln_emu_cvtne_bf16(a.f[i]);
+    }
     return r;
 }
 

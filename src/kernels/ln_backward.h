@@ -1,13 +1,14 @@
-/* kernel_bwd.h - the x86 LayerNorm / RMSNorm backward, over the vocabulary of kernel_common.h. */
-#ifndef LN_X86_KERNEL_BWD_H
-#define LN_X86_KERNEL_BWD_H
+/* ln_backward.h - the LayerNorm / RMSNorm backward body, over the vocabulary of ln_common.h. */
+#ifndef LN_KERNELS_BACKWARD_H
+#define LN_KERNELS_BACKWARD_H
 
-#include "kernel_common.h"
+#include "kernels/ln_common.h"
+#include "kernels/tiny_backward.h"
 
 /* Per-row state of a backward group: pointers, saved statistics, two pairs of sums. */
 typedef struct ln_bwd_rows {
-    const float *x[LN_RMAX], *dy[LN_RMAX];
-    float *dx[LN_RMAX];
+    const LN_ELEM *x[LN_RMAX], *dy[LN_RMAX];
+    LN_ELEM *dx[LN_RMAX];
     const float *gamma;
     float *dg, *db;
     int hg, hdg, hdb, hdx; /* which operands exist: constants in the `full` instantiation */
@@ -29,7 +30,7 @@ LN_INLINE void bwd_reduce_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigne
         vdb = load_t(w->db + c, tail, tm);
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++) {
-        const V dv = load_t(w->dy[i] + c, tail, tm);
+        const V dv = eload_t(w->dy[i] + c, tail, tm);
         const V xh = v_mul(centered_t(w->x[i] + c, w->mv[i], tail, tm), w->rs[i]);
         if (w->hdx) {
             const V g = w->hg ? v_mul(dv, gv) : dv;
@@ -51,10 +52,10 @@ LN_INLINE V bwd_dx_vec(const ln_bwd_rows *w, unsigned i, size_t c, int tail, VM 
                        V mx)
 {
     const V xh = v_mul(centered_t(w->x[i] + c, w->mv[i], tail, tm), w->rs[i]);
-    const V dv = load_t(w->dy[i] + c, tail, tm);
+    const V dv = eload_t(w->dy[i] + c, tail, tm);
     const V g = w->hg ? v_mul(dv, load_t(w->gamma + c, tail, tm)) : dv;
     const V v = v_mul(v_fnma(xh, mx, v_sub(g, mg)), w->rs[i]);
-    return w->acc ? v_add(load_t(w->dx[i] + c, tail, tm), v) : v;
+    return w->acc ? v_add(eload_t(w->dx[i] + c, tail, tm), v) : v;
 }
 
 /*
@@ -65,7 +66,7 @@ LN_INLINE V bwd_dx_vec(const ln_bwd_rows *w, unsigned i, size_t c, int tail, VM 
  * both partials are present and no flag is set (the training case), so the loops carry
  * no tests.
  */
-LN_INLINE void backward_group(const ln_bwd_args *a, const ln_plan *p, size_t r, unsigned R,
+LN_INLINE void backward_group(const ln_body_bwd_args *a, const ln_plan *p, size_t r, unsigned R,
                               float *dg, float *db, int first, int full)
 {
     ln_bwd_rows w;
@@ -107,15 +108,18 @@ LN_INLINE void backward_group(const ln_bwd_args *a, const ln_plan *p, size_t r, 
         const V mg = v_set1(w.rms ? 0.0f : hsum(v_add(w.sg[i][0], w.sg[i][1])) * p->inv_n);
         const V mx = v_set1(hsum(v_add(w.sx[i][0], w.sx[i][1])) * p->inv_n);
         size_t k = 0;
+        for (; k + 2 * LN_W <= n; k += 2 * LN_W)
+            e_store2(w.dx[i] + k, bwd_dx_vec(&w, i, k, 0, tm, mg, mx),
+                     bwd_dx_vec(&w, i, k + LN_W, 0, tm, mg, mx));
         for (; k + LN_W <= n; k += LN_W)
-            v_store(w.dx[i] + k, bwd_dx_vec(&w, i, k, 0, tm, mg, mx));
+            e_store(w.dx[i] + k, bwd_dx_vec(&w, i, k, 0, tm, mg, mx));
         if (k < n)
-            v_storem(w.dx[i] + k, tm, bwd_dx_vec(&w, i, k, 1, tm, mg, mx));
+            e_storem(w.dx[i] + k, tm, bwd_dx_vec(&w, i, k, 1, tm, mg, mx));
     }
 }
 
 /* Groups of R rows from r on; the group at r0 starts the partials from +0. */
-LN_INLINE size_t backward_groups(const ln_bwd_args *a, const ln_plan *p, size_t r, size_t r0,
+LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, size_t r, size_t r0,
                                  size_t r1, unsigned R, float *dg, float *db, int full)
 {
     if (r == r0 && r + R <= r1) {
@@ -128,7 +132,7 @@ LN_INLINE size_t backward_groups(const ln_bwd_args *a, const ln_plan *p, size_t 
 }
 
 /* R shrinks with cols so that a group's rows stay in L1 between the passes. */
-LN_INLINE void backward_rows(const ln_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
+LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
                              float *dg, float *db, int full)
 {
     size_t r = r0;
@@ -139,46 +143,7 @@ LN_INLINE void backward_rows(const ln_bwd_args *a, const ln_plan *p, size_t r0, 
     backward_groups(a, p, r, r0, r1, 1, dg, db, full);
 }
 
-/*
- * Rows shorter than one vector, in double as the oracle does: with cols == 2, g - mean(g)
- * is exactly proportional to xhat, so dx is nothing but cancellation (of order eps/var)
- * and float rounding of the O(1) terms would be all that is left. Such rows are too short
- * for vectors to pay anyway.
- */
-static void backward_tiny(const ln_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
-{
-    const size_t n = a->cols;
-    const int rms = (a->flags & LN_FLAG_RMS_NORM) != 0;
-    const int acc = (a->flags & LN_FLAG_ACCUMULATE) != 0;
-    for (size_t r = r0; r < r1; r++) {
-        const float *x = a->x + r * a->ldx, *dy = a->dy + r * a->lddy;
-        const double mean = rms ? 0.0 : (double)a->mean[r], rstd = a->rstd[r];
-        double sg = 0.0, sx = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            const double xh = ((double)x[i] - mean) * rstd;
-            const double g = (double)dy[i] * (a->gamma ? (double)a->gamma[i] : 1.0);
-            sg += g;
-            sx += g * xh;
-            /* From +0 at the block's first row: an all-zero sum stays +0. */
-            if (dg)
-                dg[i] = (float)((r == r0 ? 0.0 : (double)dg[i]) + (double)dy[i] * xh);
-            if (db)
-                db[i] = (float)((r == r0 ? 0.0 : (double)db[i]) + (double)dy[i]);
-        }
-        if (!a->dx)
-            continue;
-        float *dx = a->dx + r * a->lddx;
-        const double mg = rms ? 0.0 : sg / (double)n, mx = sx / (double)n;
-        for (size_t i = 0; i < n; i++) {
-            const double xh = ((double)x[i] - mean) * rstd;
-            const double g = (double)dy[i] * (a->gamma ? (double)a->gamma[i] : 1.0);
-            const double v = rstd * (g - mg - xh * mx);
-            dx[i] = (float)(acc ? (double)dx[i] + v : v);
-        }
-    }
-}
-
-static void backward_kernel(const ln_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
+static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
 {
     ln_plan p;
     plan_init(&p, a->cols, 1);
@@ -192,7 +157,7 @@ static void backward_kernel(const ln_bwd_args *a, size_t r0, size_t r1, float *d
         return;
     }
     if (a->cols < LN_W) {
-        backward_tiny(a, r0, r1, dg, db);
+        ln_backward_tiny(a, r0, r1, dg, db);
         return;
     }
     if (a->gamma && a->dx && dg && db && !a->flags)
@@ -201,4 +166,4 @@ static void backward_kernel(const ln_bwd_args *a, size_t r0, size_t r1, float *d
         backward_rows(a, &p, r0, r1, dg, db, 0);
 }
 
-#endif /* LN_X86_KERNEL_BWD_H */
+#endif /* LN_KERNELS_BACKWARD_H */

@@ -1,9 +1,9 @@
-/* kernel_fwd.h - the x86 LayerNorm / RMSNorm forward (with the fused residual add), over
-   the vocabulary of kernel_common.h. */
-#ifndef LN_X86_KERNEL_FWD_H
-#define LN_X86_KERNEL_FWD_H
+/* ln_forward.h - the LayerNorm / RMSNorm forward body (with the fused residual add), over
+   the vocabulary of ln_common.h. */
+#ifndef LN_KERNELS_FORWARD_H
+#define LN_KERNELS_FORWARD_H
 
-#include "kernel_common.h"
+#include "kernels/ln_common.h"
 
 LN_INLINE void welford_step(V *m, V *q, V xs, V rc)
 {
@@ -25,30 +25,30 @@ LN_INLINE void chan_merge(V *ma, V *qa, V mb, V qb, V f1, V f2)
  * back from there (sum may be the residual itself, already overwritten).
  */
 typedef struct ln_src {
-    const float *x, *res;
-    float *sum;
+    const LN_ELEM *x, *res;
+    LN_ELEM *sum;
     size_t ld;
 } ln_src;
 
 LN_INLINE V src_vec(const ln_src *s, size_t off, int tail, VM tm, int resid)
 {
-    V v = load_t(s->x + off, tail, tm);
+    V v = eload_t(s->x + off, tail, tm);
     if (resid) {
-        v = v_add(v, load_t(s->res + off, tail, tm));
+        v = v_add(v, eload_t(s->res + off, tail, tm));
         if (s->sum)
-            store_t(s->sum + off, v, tail, tm);
+            estore_t(s->sum + off, v, tail, tm);
     }
     return v;
 }
 
 /* y = (v - mean) * (rstd * gamma) + beta, centered: a constant row gives 0 * s + beta.
    v is x[i], or x[i] + r2[i] when `two` (the residual not stored anywhere). */
-LN_INLINE V apply_one(const float *x, const float *r2, const float *g, const float *b,
+LN_INLINE V apply_one(const LN_ELEM *x, const LN_ELEM *r2, const float *g, const float *b,
                       size_t i, VM tm, int tail, V mv, V rs, int hg, int hb, int two)
 {
-    V v = load_t(x + i, tail, tm);
+    V v = eload_t(x + i, tail, tm);
     if (two)
-        v = v_add(v, load_t(r2 + i, tail, tm));
+        v = v_add(v, eload_t(r2 + i, tail, tm));
     const V c = v_sub(v, mv);
     const V sc = hg ? v_mul(rs, load_t(g + i, tail, tm)) : rs;
     if (hb)
@@ -64,8 +64,9 @@ LN_INLINE V apply_one(const float *x, const float *r2, const float *g, const flo
  * instruction order changes; every row's operations are those of the separate passes.
  */
 typedef struct ln_fuse {
-    const float *x[LN_RMAX], *g, *b;
-    float *y[LN_RMAX];
+    const LN_ELEM *x[LN_RMAX];
+    const float *g, *b;
+    LN_ELEM *y[LN_RMAX];
     V mv[LN_RMAX], rs[LN_RMAX];
 } ln_fuse;
 
@@ -73,9 +74,21 @@ LN_INLINE void fuse_vec(const ln_fuse *f, unsigned R, size_t i, int tail, VM tm)
 {
 #pragma GCC unroll 4
     for (unsigned r = 0; r < R; r++)
-        store_t(f->y[r] + i,
+        estore_t(f->y[r] + i,
                 apply_one(f->x[r], NULL, f->g, f->b, i, tm, tail, f->mv[r], f->rs[r], 1, 1, 0),
                 tail, tm);
+}
+
+/* Two full vectors at i and i + LN_W, stored as a pair (bf16 packs them into one store). */
+LN_INLINE void fuse_vec2(const ln_fuse *f, unsigned R, size_t i, VM tm)
+{
+#pragma GCC unroll 4
+    for (unsigned r = 0; r < R; r++) {
+        const V y0 = apply_one(f->x[r], NULL, f->g, f->b, i, tm, 0, f->mv[r], f->rs[r], 1, 1, 0);
+        const V y1 =
+            apply_one(f->x[r], NULL, f->g, f->b, i + LN_W, tm, 0, f->mv[r], f->rs[r], 1, 1, 0);
+        e_store2(f->y[r] + i, y0, y1);
+    }
 }
 
 /*
@@ -98,7 +111,7 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
 #pragma GCC unroll 4
     for (unsigned r = 0; r < R; r++) {
         /* Read before the pass stores s over a residual that is also sum. */
-        s0[r] = resid ? src->x[r * ld] + src->res[r * ld] : src->x[r * ld];
+        s0[r] = resid ? e_get(src->x + r * ld) + e_get(src->res + r * ld) : e_get(src->x + r * ld);
         s[r] = v_set1(s0[r]);
 #pragma GCC unroll 8
         for (unsigned j = 0; j < K; j++)
@@ -116,8 +129,8 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
                                    s[r]), rc);
         if (fz)
 #pragma GCC unroll 8
-            for (unsigned j = 0; j < K; j++)
-                fuse_vec(fz, R, off + j * LN_W, 0, p->tmask);
+            for (unsigned j = 0; j < K; j += 2)
+                fuse_vec2(fz, R, off + j * LN_W, p->tmask);
     }
     if (p->rv) {
         const V rc = v_set1(ln_recip_of(p->nblk + 1));
@@ -220,8 +233,8 @@ LN_INLINE void row_ms(const ln_plan *p, const ln_src *src, unsigned R, unsigned 
     }
 }
 
-LN_INLINE void apply_row_t(const ln_plan *p, const float *x, const float *r2, const float *g,
-                           const float *b, float *y, float mean, float rstd, int hg, int hb,
+LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, const float *g,
+                           const float *b, LN_ELEM *y, float mean, float rstd, int hg, int hb,
                            int two)
 {
     const V mv = v_set1(mean), rs = v_set1(rstd);
@@ -233,20 +246,18 @@ LN_INLINE void apply_row_t(const ln_plan *p, const float *x, const float *r2, co
         const V y1 = apply_one(x, r2, g, b, i + LN_W, tm, 0, mv, rs, hg, hb, two);
         const V y2 = apply_one(x, r2, g, b, i + 2 * LN_W, tm, 0, mv, rs, hg, hb, two);
         const V y3 = apply_one(x, r2, g, b, i + 3 * LN_W, tm, 0, mv, rs, hg, hb, two);
-        v_store(y + i, y0);
-        v_store(y + i + LN_W, y1);
-        v_store(y + i + 2 * LN_W, y2);
-        v_store(y + i + 3 * LN_W, y3);
+        e_store2(y + i, y0, y1);
+        e_store2(y + i + 2 * LN_W, y2, y3);
     }
     for (; i + LN_W <= n; i += LN_W)
-        v_store(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, rs, hg, hb, two));
+        e_store(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, rs, hg, hb, two));
     if (i < n)
-        v_storem(y + i, tm, apply_one(x, r2, g, b, i, tm, 1, mv, rs, hg, hb, two));
+        e_storem(y + i, tm, apply_one(x, r2, g, b, i, tm, 1, mv, rs, hg, hb, two));
 }
 
 /* The NULL-gamma / NULL-beta cases get their own loops: no loads of implicit ones. */
-static void apply_row(const ln_plan *p, const float *x, const float *r2, const float *g,
-                      const float *b, float *y, float mean, float rstd)
+static void apply_row(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, const float *g,
+                      const float *b, LN_ELEM *y, float mean, float rstd)
 {
     if (r2)
         apply_row_t(p, x, r2, g, b, y, mean, rstd, g != NULL, b != NULL, 1);
@@ -261,7 +272,7 @@ static void apply_row(const ln_plan *p, const float *x, const float *r2, const f
 }
 
 /* mode: bit 0 RMSNorm, bit 1 residual (constants per instantiation). */
-LN_INLINE void forward_group(const ln_fwd_args *a, const ln_plan *p, size_t r, unsigned R,
+LN_INLINE void forward_group(const ln_body_fwd_args *a, const ln_plan *p, size_t r, unsigned R,
                              unsigned K, unsigned mode)
 {
     const int rms = mode & 1, resid = (mode & 2) != 0;
@@ -275,8 +286,8 @@ LN_INLINE void forward_group(const ln_fwd_args *a, const ln_plan *p, size_t r, u
         row_stats(p, &src, R, K, resid, a->eps, mean, rstd, NULL);
     for (unsigned i = 0; i < R; i++) {
         /* The apply pass reads s back from sum when stored, else recomputes x + residual. */
-        const float *v1 = src.sum ? src.sum + i * ld : src.x + i * ld;
-        const float *v2 = resid && !src.sum ? src.res + i * ld : NULL;
+        const LN_ELEM *v1 = src.sum ? src.sum + i * ld : src.x + i * ld;
+        const LN_ELEM *v2 = resid && !src.sum ? src.res + i * ld : NULL;
         apply_row(p, v1, v2, a->gamma, a->beta, a->y + (r + i) * a->ldy, mean[i], rstd[i]);
         if (a->mean)
             a->mean[r + i] = mean[i];
@@ -285,7 +296,7 @@ LN_INLINE void forward_group(const ln_fwd_args *a, const ln_plan *p, size_t r, u
     }
 }
 
-LN_INLINE void forward_rows(const ln_fwd_args *a, const ln_plan *p, size_t r0, size_t r1,
+LN_INLINE void forward_rows(const ln_body_fwd_args *a, const ln_plan *p, size_t r0, size_t r1,
                             unsigned mode)
 {
     size_t r = r0;
@@ -302,7 +313,7 @@ LN_INLINE void forward_rows(const ln_fwd_args *a, const ln_plan *p, size_t r0, s
 
 /* LayerNorm with gamma and beta (the common case), groups of R rows from r0 on: group
    g's apply pass runs inside group g+1's statistics pass. Returns the first row left. */
-LN_INLINE size_t forward_pipelined(const ln_fwd_args *a, const ln_plan *p, size_t r0,
+LN_INLINE size_t forward_pipelined(const ln_body_fwd_args *a, const ln_plan *p, size_t r0,
                                    size_t r1, unsigned R, unsigned K)
 {
     if (r1 - r0 < R)
@@ -333,7 +344,7 @@ LN_INLINE size_t forward_pipelined(const ln_fwd_args *a, const ln_plan *p, size_
     }
 }
 
-static void forward_plain(const ln_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
+static void forward_plain(const ln_body_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
 {
     /* Short rows are bound by their reductions' latency instead, which interleaving
        rows hides better (pipelining 4-row groups spilled and ran 1.4x slower). */
@@ -343,24 +354,24 @@ static void forward_plain(const ln_fwd_args *a, const ln_plan *p, size_t r0, siz
         forward_rows(a, p, r0, r1, 0);
 }
 
-static void forward_rms(const ln_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
+static void forward_rms(const ln_body_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
 {
     forward_rows(a, p, r0, r1, 1);
 }
 
-static void forward_add(const ln_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
+static void forward_add(const ln_body_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
 {
     forward_rows(a, p, r0, r1, 2);
 }
 
-static void forward_add_rms(const ln_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
+static void forward_add_rms(const ln_body_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
 {
     forward_rows(a, p, r0, r1, 3);
 }
 
-static void forward_kernel(const ln_fwd_args *a, size_t r0, size_t r1)
+static void forward_kernel(const ln_body_fwd_args *a, size_t r0, size_t r1)
 {
-    static void (*const variants[4])(const ln_fwd_args *, const ln_plan *, size_t, size_t) = {
+    static void (*const variants[4])(const ln_body_fwd_args *, const ln_plan *, size_t, size_t) = {
         forward_plain, forward_rms, forward_add, forward_add_rms};
     ln_plan p;
     plan_init(&p, a->cols, a->cols <= LN_SMALL_COLS ? LN_KSMALL : LN_KBIG);
@@ -368,4 +379,4 @@ static void forward_kernel(const ln_fwd_args *a, size_t r0, size_t r1)
     variants[mode](a, &p, r0, r1);
 }
 
-#endif /* LN_X86_KERNEL_FWD_H */
+#endif /* LN_KERNELS_FORWARD_H */

@@ -1,0 +1,125 @@
+/* ln_common.h - what the ISA-independent kernel bodies share: the per-call Welford/Chan
+   plan, masked loads and stores, the horizontal sum. */
+#ifndef LN_KERNELS_COMMON_H
+#define LN_KERNELS_COMMON_H
+
+/*
+ * Included by a kernel file after it defines (intrinsics live only there):
+ *   V, VM             float vector of LN_W lanes, tail mask
+ *   LN_W, LN_LOG2W    lanes and log2(lanes); LN_KBIG accumulators per row for long rows,
+ *   LN_RFWD, LN_RBWD  rows interleaved for short rows (forward, backward)
+ *   v_load v_loadm v_store v_storem v_set1 v_zero v_add v_sub v_mul
+ *   v_subz(a,b,m) = a-b in the lanes of m, 0 elsewhere
+ *   v_fma(a,b,c) = a*b+c   v_fnma(a,b,c) = c-a*b   v_fold(v, level): lane l+W/2^(level+1)
+ *   moved to lane l   v_lane0(v)   v_tailmask(t): the first t lanes
+ * Nothing in src/kernels/ depends on the ISA beyond those names, so every ISA shares one
+ * proof of correctness; only the lane count and the vocabulary differ.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/elem.h"
+#include "kernels/plan.h"
+
+#ifndef LN_INLINE
+#define LN_INLINE static inline __attribute__((always_inline))
+#endif
+#define LN_KMAX 8 /* most Welford accumulators per row */
+#define LN_RMAX 4 /* most rows interleaved */
+#define LN_KSMALL 2
+/* Up to this many columns a row's fixed costs (merges, horizontal reduction, sqrt and
+   divide) dominate: two accumulators per row, several rows interleaved instead. */
+#define LN_SMALL_COLS (32 * LN_W)
+
+/*
+ * Everything about the reduction that depends only on cols: computed once per call, so
+ * per row the merges are multiply-adds with ready coefficients (kernels/plan.h).
+ */
+typedef struct ln_plan {
+    size_t n, nv, nblk; /* columns, full vectors, full blocks of k vectors */
+    unsigned k, rv, t;  /* accumulators, vectors after the blocks, tail lanes */
+    float inv_n;
+    VM tmask;
+    float acc_f1[LN_KMAX], acc_f2[LN_KMAX]; /* tree over accumulators, merge order */
+    float tail_f1[LN_W], tail_f2[LN_W];     /* tail lanes into the merged vector */
+    float lane_f1[LN_LOG2W][LN_W], lane_f2[LN_LOG2W][LN_W]; /* horizontal tree, t > 0 */
+    float lane_u[LN_LOG2W]; /* the tree's f2 when t == 0 (f1 = 1/2) */
+} ln_plan;
+
+/* Per call, so kept cheap (one row of 768 columns must take ~150 ns through the API). */
+static void plan_init(ln_plan *p, size_t n, unsigned k)
+{
+    p->n = n;
+    p->nv = n / LN_W;
+    p->k = k;
+    p->nblk = p->nv / k;
+    p->rv = (unsigned)(p->nv % k);
+    p->t = (unsigned)(n % LN_W);
+    p->inv_n = (float)(1.0 / (double)n);
+    p->tmask = v_tailmask(p->t);
+    ln_plan_acc(p->nblk, p->rv, k, p->acc_f1, p->acc_f2);
+    /* After that every lane has seen nv values. Without a tail the horizontal tree merges
+       equal counts; with one, tail lane l adds one value and the lanes' counts differ, so
+       each pair gets its coefficients. */
+    ln_plan_lane_u(p->nv, LN_LOG2W, p->lane_u);
+    if (!p->t)
+        return;
+    float tf1, tf2;
+    chan_coef((double)p->nv, 1.0, &tf1, &tf2);
+    for (unsigned l = 0; l < LN_W; l++) {
+        p->tail_f1[l] = l < p->t ? tf1 : 0.0f;
+        p->tail_f2[l] = l < p->t ? tf2 : 0.0f;
+    }
+    ln_plan_lanes(p->nv, p->t, LN_W, &p->lane_f1[0][0], &p->lane_f2[0][0], LN_W);
+}
+
+#ifdef LN_ELEM_F32
+LN_INLINE V e_load(const float *p) { return v_load(p); }
+LN_INLINE V e_loadm(const float *p, VM m) { return v_loadm(p, m); }
+LN_INLINE void e_store(float *p, V v) { v_store(p, v); }
+LN_INLINE void e_storem(float *p, VM m, V v) { v_storem(p, m, v); }
+#endif
+#ifndef LN_HAVE_E_STORE2 /* two full vectors at p, p + LN_W: a kernel file may pack them */
+LN_INLINE void e_store2(LN_ELEM *p, V a, V b)
+{
+    e_store(p, a);
+    e_store(p + LN_W, b);
+}
+#endif
+
+/* float operands (gamma, beta, partials), then row elements (LN_ELEM). */
+LN_INLINE V load_t(const float *p, int tail, VM tm) { return tail ? v_loadm(p, tm) : v_load(p); }
+LN_INLINE V eload_t(const LN_ELEM *p, int tail, VM tm) { return tail ? e_loadm(p, tm) : e_load(p); }
+/* x - mean of a (possibly tail) vector: masked-off lanes hold 0, not 0 - mean, which times
+   rstd overflows to -Inf for |mean| rstd > FLT_MAX and then 0 * Inf = NaN poisons the sums. */
+LN_INLINE V centered_t(const LN_ELEM *p, V mean, int tail, VM tm)
+{
+    return tail ? v_subz(e_loadm(p, tm), mean, tm) : v_sub(e_load(p), mean);
+}
+
+LN_INLINE void store_t(float *p, V v, int tail, VM tm)
+{
+    if (tail)
+        v_storem(p, tm, v);
+    else
+        v_store(p, v);
+}
+
+LN_INLINE void estore_t(LN_ELEM *p, V v, int tail, VM tm)
+{
+    if (tail)
+        e_storem(p, tm, v);
+    else
+        e_store(p, v);
+}
+
+/* Sum of the lanes in a fixed tree order. */
+LN_INLINE float hsum(V v)
+{
+#pragma GCC unroll 4
+    for (unsigned lv = 0; lv < LN_LOG2W; lv++)
+        v = v_add(v, v_fold(v, lv));
+    return v_lane0(v);
+}
+
+#endif /* LN_KERNELS_COMMON_H */

@@ -1,0 +1,99 @@
+/* plan.h - the Welford/Chan plan's ISA-independent part: step reciprocals, merge coefficients. */
+#ifndef LN_KERNELS_PLAN_H
+#define LN_KERNELS_PLAN_H
+
+/*
+ * Every kernel's statistics (the fixed-width bodies in ln_common.h, SVE's loop in
+ * arm/sve_stats.h) take the same steps: values shifted by the row's first value, k
+ * accumulators fed a vector per block, the vectors left over after the blocks into the
+ * first accumulators, the accumulators merged pairwise (stride 1, 2, 4), the tail lanes'
+ * one value each into the merged vector, then the lanes halved until one is left. The
+ * coefficients of those merges depend only on cols and the lane count: these functions
+ * compute them once per call, from the counts each side has seen.
+ */
+#include <stddef.h>
+
+/* 1/c for the Welford update counts c = 1..256, folded by the compiler with the same
+   correctly rounded division the loop would do (so the bits do not depend on whether a
+   count comes from the table): a divide per block was ~15% of the statistics pass. */
+#define LN_R1(c) 1.0f / (float)(c)
+#define LN_R4(c) LN_R1(c), LN_R1(c + 1), LN_R1(c + 2), LN_R1(c + 3)
+#define LN_R16(c) LN_R4(c), LN_R4(c + 4), LN_R4(c + 8), LN_R4(c + 12)
+#define LN_R64(c) LN_R16(c), LN_R16(c + 16), LN_R16(c + 32), LN_R16(c + 48)
+#define LN_NRECIP 256
+static const float ln_recip[LN_NRECIP] = {LN_R64(1), LN_R64(65), LN_R64(129), LN_R64(193)};
+
+static inline float ln_recip_of(size_t c)
+{
+    return c <= LN_NRECIP ? ln_recip[c - 1] : 1.0f / (float)c;
+}
+
+/*
+ * Chan's merge of (na, ma, M2a) and (nb, mb, M2b): d = mb - ma, mean = ma + d*f1, M2 =
+ * M2a + M2b + d*(d*f2) with f1 = nb/n, f2 = na*nb/n (both 0 when n == 0, so empty
+ * partners are no-ops). d*(d*f2) rather than (d*d)*f2: an empty partner then gives 0
+ * even if d*d would overflow.
+ */
+static inline void chan_coef(double na, double nb, float *f1, float *f2)
+{
+    const double n = na + nb, q = n > 0 ? 1.0 / n : 0.0;
+    *f1 = (float)(nb * q);
+    *f2 = (float)(na * nb * q);
+}
+
+/* The accumulator tree: accumulator j of k (a power of two, at most 8) has seen nblk + (j < rv)
+   vectors; merge m of the pairwise tree uses f1[m], f2[m] (k - 1 merges). Equal counts
+   need no division (the plan is per call, so kept cheap). */
+static inline void ln_plan_acc(size_t nblk, unsigned rv, unsigned k, float *f1, float *f2)
+{
+    double cnt[8];
+    for (unsigned j = 0; j < k; j++)
+        cnt[j] = (double)(nblk + (j < rv));
+    unsigned m = 0;
+    for (unsigned s = 1; s < k; s *= 2)
+        for (unsigned j = 0; j + s < k; j += 2 * s, m++) {
+            if (rv == 0 && cnt[j] == cnt[j + s]) {
+                f1[m] = 0.5f;
+                f2[m] = (float)(0.5 * cnt[j]);
+            } else {
+                chan_coef(cnt[j], cnt[j + s], &f1[m], &f2[m]);
+            }
+            cnt[j] += cnt[j + s];
+        }
+}
+
+/* The lane tree without a tail on a power-of-two width: level lv merges equal counts
+   nv 2^lv, so f1 = 1/2 and f2 = u[lv] (no arrays, no division). */
+static inline void ln_plan_lane_u(size_t nv, unsigned levels, float *u)
+{
+    for (unsigned lv = 0; lv < levels; lv++)
+        u[lv] = (float)(0.5 * (double)nv * (double)(1u << lv));
+}
+
+/* The lane tree of w lanes (any w up to 64) after a tail: lane l has seen nv + (l < t) values.
+   Level lv (live width v, h = ceil(v/2)) merges lane l + h into lane l for l < v - h
+   with f1[lv * stride + l], f2[...]; every other lane of the w gets 0 (a no-op, or a
+   lane no later level reads). For a power of two, h = w >> (lv + 1). */
+static inline void ln_plan_lanes(size_t nv, unsigned t, unsigned w, float *f1, float *f2,
+                                 size_t stride)
+{
+    double lc[64];
+    for (unsigned l = 0; l < w; l++)
+        lc[l] = (double)nv + (l < t);
+    unsigned lv = 0;
+    for (unsigned v = w; v > 1; lv++) {
+        const unsigned h = (v + 1) / 2;
+        float *g1 = f1 + lv * stride, *g2 = f2 + lv * stride;
+        for (unsigned l = 0; l < w; l++) {
+            if (l + h < v) {
+                chan_coef(lc[l], lc[l + h], &g1[l], &g2[l]);
+                lc[l] += lc[l + h];
+            } else {
+                g1[l] = g2[l] = 0.0f;
+            }
+        }
+        v = h;
+    }
+}
+
+#endif /* LN_KERNELS_PLAN_H */

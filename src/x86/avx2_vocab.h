@@ -1,0 +1,62 @@
+/* avx2_vocab.h - the AVX2 + FMA vocabulary (8 float lanes) every src/kernels/ body runs on. */
+#ifndef LN_X86_AVX2_VOCAB_H
+#define LN_X86_AVX2_VOCAB_H
+
+#include <immintrin.h>
+#include <sleef.h>
+
+typedef __m256 V;
+typedef __m256i VM;
+#define LN_W 8
+#define LN_LOG2W 3
+#define LN_KBIG 4 /* 8 of the 16 ymm registers, the rest for the apply riding along */
+#define LN_RFWD 4 /* 4 rows x 2 accumulators x (mean, M2): all 16 registers, some spills, still faster */
+#define LN_RBWD 2
+
+/* maskload/maskstore never touch a masked-off lane, so tails stay inside the row. */
+static const int ln_mask_table[2 * LN_W] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+static inline V v_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline V v_loadm(const float *p, VM m) { return _mm256_maskload_ps(p, m); }
+static inline void v_store(float *p, V v) { _mm256_storeu_ps(p, v); }
+static inline void v_storem(float *p, VM m, V v) { _mm256_maskstore_ps(p, m, v); }
+static inline V v_set1(float f) { return _mm256_set1_ps(f); }
+static inline V v_zero(void) { return _mm256_setzero_ps(); }
+static inline V v_add(V a, V b) { return _mm256_add_ps(a, b); }
+static inline V v_sub(V a, V b) { return _mm256_sub_ps(a, b); }
+static inline V v_subz(V a, V b, VM m) { return _mm256_and_ps(_mm256_sub_ps(a, b), _mm256_castsi256_ps(m)); }
+static inline V v_mul(V a, V b) { return _mm256_mul_ps(a, b); }
+static inline V v_fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+static inline V v_fnma(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
+static inline float v_lane0(V v) { return _mm256_cvtss_f32(v); }
+static inline VM v_tailmask(unsigned t)
+{
+    return _mm256_loadu_si256((const __m256i *)(ln_mask_table + LN_W - t));
+}
+
+/* Lanes l + 4, l + 2, l + 1 moved down to lane l (levels 0, 1, 2). */
+static inline V v_fold(V v, unsigned level)
+{
+    if (level == 0)
+        return _mm256_permute2f128_ps(v, v, 0x01);
+    if (level == 1)
+        return _mm256_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2));
+    return _mm256_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
+}
+
+/* GELU's extra vocabulary (kernels/gelu_body.h); SLEEF's functions of this ISA. */
+static inline V v_exp(V x) { return Sleef_expf8_u10avx2(x); }
+static inline V v_erfc(V x) { return Sleef_erfcf8_u15avx2(x); }
+static inline V v_fms(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }
+static inline V v_max(V a, V b) { return _mm256_max_ps(a, b); }
+static inline V v_min(V a, V b) { return _mm256_min_ps(a, b); }
+static inline V v_or(V a, V b) { return _mm256_or_ps(a, b); }
+static inline V v_xor(V a, V b) { return _mm256_xor_ps(a, b); }
+static inline V v_andnot(V a, V b) { return _mm256_andnot_ps(a, b); }
+static inline V v_div(V a, V b) { return _mm256_div_ps(a, b); }
+static inline V v_select_ge0(V h, V a, V b)
+{
+    return _mm256_blendv_ps(b, a, _mm256_cmp_ps(h, _mm256_setzero_ps(), _CMP_GE_OQ));
+}
+
+#endif /* LN_X86_AVX2_VOCAB_H */

@@ -1,0 +1,59 @@
+/* avx512_vocab.h - the AVX-512 F/BW/VL/DQ vocabulary (16 float lanes) of the src/kernels/ bodies. */
+#ifndef LN_X86_AVX512_VOCAB_H
+#define LN_X86_AVX512_VOCAB_H
+
+#include <immintrin.h>
+#include <sleef.h>
+
+typedef __m512 V;
+typedef __mmask16 VM;
+#define LN_W 16
+#define LN_LOG2W 4
+#define LN_KBIG 8 /* 16 of the 32 zmm registers */
+#define LN_RFWD 4 /* 4 rows x 2 accumulators x (mean, M2) = 16 registers */
+#define LN_RBWD 4
+
+/* Opmask loads and stores suppress faults on masked-off lanes: tails stay in the row. */
+static inline V v_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline V v_loadm(const float *p, VM m) { return _mm512_maskz_loadu_ps(m, p); }
+static inline void v_store(float *p, V v) { _mm512_storeu_ps(p, v); }
+static inline void v_storem(float *p, VM m, V v) { _mm512_mask_storeu_ps(p, m, v); }
+static inline V v_set1(float f) { return _mm512_set1_ps(f); }
+static inline V v_zero(void) { return _mm512_setzero_ps(); }
+static inline V v_add(V a, V b) { return _mm512_add_ps(a, b); }
+static inline V v_sub(V a, V b) { return _mm512_sub_ps(a, b); }
+static inline V v_subz(V a, V b, VM m) { return _mm512_maskz_sub_ps(m, a, b); }
+static inline V v_mul(V a, V b) { return _mm512_mul_ps(a, b); }
+static inline V v_fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+static inline V v_fnma(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
+static inline float v_lane0(V v) { return _mm512_cvtss_f32(v); }
+static inline VM v_tailmask(unsigned t) { return (VM)((1u << t) - 1u); }
+
+/* Lanes l + 8, l + 4, l + 2, l + 1 moved down to lane l (levels 0 to 3). */
+static inline V v_fold(V v, unsigned level)
+{
+    if (level == 0)
+        return _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2));
+    if (level == 1)
+        return _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1));
+    if (level == 2)
+        return _mm512_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2));
+    return _mm512_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
+}
+
+/* GELU's extra vocabulary (kernels/gelu_body.h); SLEEF's functions of this ISA. */
+static inline V v_exp(V x) { return Sleef_expf16_u10avx512f(x); }
+static inline V v_erfc(V x) { return Sleef_erfcf16_u15avx512f(x); }
+static inline V v_fms(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }
+static inline V v_max(V a, V b) { return _mm512_max_ps(a, b); }
+static inline V v_min(V a, V b) { return _mm512_min_ps(a, b); }
+static inline V v_or(V a, V b) { return _mm512_or_ps(a, b); }
+static inline V v_xor(V a, V b) { return _mm512_xor_ps(a, b); }
+static inline V v_andnot(V a, V b) { return _mm512_andnot_ps(a, b); }
+static inline V v_div(V a, V b) { return _mm512_div_ps(a, b); }
+static inline V v_select_ge0(V h, V a, V b)
+{
+    return _mm512_mask_mov_ps(b, _mm512_cmp_ps_mask(h, _mm512_setzero_ps(), _CMP_GE_OQ), a);
+}
+
+#endif /* LN_X86_AVX512_VOCAB_H */
