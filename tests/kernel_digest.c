@@ -134,7 +134,7 @@ static void to_bf16(const float *f, uint16_t *h, size_t n)
         h[i] = ln_f32_to_bf16(f[i]);
 }
 
-static void digest_bf16(const ln_bf16_kernels *k)
+static void digest_bf16(const ln_kernels *k)
 {
     for (size_t ci = 0; ci < NCOLS; ci++) {
         const size_t n = k_cols[ci];
@@ -157,13 +157,13 @@ static void digest_bf16(const ln_bf16_kernels *k)
             }
             ln_bf16_fwd_args a = {x, ld, (v & 2) ? NULL : g, (v == 3) ? NULL : b, y, ld,
                                   mean, rstd, n, 1e-5f};
-            k->forward(&a, 0, ROWS);
+            k->bf16_forward(&a, 0, ROWS);
             hash_bf16(y, sz);
             hash_f32(mean, ROWS);
             hash_f32(rstd, ROWS);
             ln_bf16_bwd_args ba = {dy, ld, x, ld, (v & 2) ? NULL : g, mean, rstd,
                                    (v == 1) ? NULL : dx, ld, n};
-            k->backward(&ba, 0, ROWS, (v == 2) ? NULL : dg, db);
+            k->bf16_backward(&ba, 0, ROWS, (v == 2) ? NULL : dg, db);
             hash_bf16(dx, sz);
             hash_f32(dg, n);
             hash_f32(db, n);
@@ -173,7 +173,7 @@ static void digest_bf16(const ln_bf16_kernels *k)
     }
 }
 
-static void digest_gelu(const ln_gelu_kernels *k)
+static void digest_gelu(const ln_kernels *k)
 {
     enum { N = 4099 };
     float *x = calloc(N, 4), *y = calloc(N, 4), *dy = calloc(N, 4);
@@ -188,10 +188,10 @@ static void digest_gelu(const ln_gelu_kernels *k)
         for (size_t n = 0; n <= 40; n++) {
             const size_t len = n == 40 ? N : n; /* every tail, then a long run */
             memset(y, 0, N * 4);
-            k->forward(x, y, len, kind);
+            k->gelu_forward(x, y, len, kind);
             hash_f32(y, N);
             memset(y, 0, N * 4);
-            k->backward(dy, x, y, len, kind);
+            k->gelu_backward(dy, x, y, len, kind);
             hash_f32(y, N);
         }
     free(x), free(y), free(dy);
@@ -216,32 +216,18 @@ int main(void)
         digest_f32(k);
         snprintf(name, sizeof name, "f32.%s", k->name);
         report(name);
-        const ln_gelu_kernels *gk = ln_gelu_for(isas[i]);
-        if (gk) {
-            digest_gelu(gk);
-            snprintf(name, sizeof name, "gelu.%s", k->name);
+        digest_gelu(k);
+        snprintf(name, sizeof name, "gelu.%s", k->name);
+        report(name);
+        /* bf16 in the record's rounding, then the shift rounding when that differs. */
+        digest_bf16(k);
+        snprintf(name, sizeof name, "bf16.%s%s", k->name, k->plain != k ? "bf16" : "");
+        report(name);
+        if (k->plain != k) {
+            digest_bf16(k->plain);
+            snprintf(name, sizeof name, "bf16.%s", k->name);
             report(name);
         }
-    }
-    const ln_bf16_kernels *bk[] = {&ln_bf16_kernels_scalar,
-#if LN_HAVE_EXT_AVX2
-                                   &ln_bf16_kernels_avx2,
-#endif
-#if LN_HAVE_EXT_AVX512
-                                   &ln_bf16_kernels_avx512, &ln_bf16_kernels_avx512bf16,
-#endif
-    };
-    for (size_t i = 0; i < sizeof bk / sizeof bk[0]; i++) {
-        if (!ln_kernels_get(bk[i]->isa))
-            continue;
-#if LN_HAVE_EXT_AVX512
-        if (bk[i] == &ln_bf16_kernels_avx512bf16 && !(ln_cpu_ext_mask() & LN_CPUX_AVX512_BF16))
-            continue;
-#endif
-        char name[64];
-        digest_bf16(bk[i]);
-        snprintf(name, sizeof name, "bf16.%s", bk[i]->name);
-        report(name);
     }
     return 0;
 }
