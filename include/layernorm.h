@@ -177,20 +177,20 @@ LN_API const char *ln_isa_name(int isa); /* "scalar", "avx2", ...; "unknown" */
  * first use, clamped the same way; anything else is ignored) sets the starting value.
  * ln_get_num_threads() returns the setting.
  *
- * Which calls use threads: ln_forward_f32, ln_forward_ex_f32, ln_add_forward_f32,
- * ln_backward_f32 and ln_backward_ex_f32 (LayerNorm and RMSNorm). The bf16 functions
- * (ln_forward_bf16, ln_backward_bf16) and GELU (ln_gelu_forward_f32,
- * ln_gelu_backward_f32) always run on the calling thread, whatever the setting.
- *
- * Rows are split among OpenMP threads (libgomp in gcc builds, libomp in clang builds)
- * in fixed blocks. y, mean, rstd, dx, dgamma and dbeta are bitwise identical for every
- * thread count (per ISA). A call uses at most one thread per 32768 (forward) or 65536
- * (backward) elements of rows * cols, and backward at most one per 64-row block, so
- * small calls never start threads. Called from inside an OpenMP parallel region, a call
- * runs on the calling thread (unless the host enabled nested parallelism). With threads, backward keeps the
- * dgamma/dbeta partials of every 64-row block (rows * cols / 8 bytes); if that cannot be
- * allocated it runs on one thread instead, with the same result. Threads pay off on idle
- * cores: on a loaded machine a call waits until the OS runs all of its threads.
+ * Which calls use threads: every function that computes (f32 LayerNorm and RMSNorm,
+ * the fused add, bf16 LayerNorm, forward and backward, and GELU). LayerNorm splits rows, GELU
+ * splits runs of 64 elements, among OpenMP threads (libgomp in gcc builds, libomp in
+ * clang builds). y, mean, rstd, dx, dgamma and dbeta are bitwise identical for every
+ * thread count (per ISA): a row never depends on the others, a GELU element sits in the
+ * same vector lane whoever computes it, and dgamma/dbeta are summed per fixed 64-row
+ * block and folded in block order. A call uses at most one thread per 32768 (forward) or
+ * 65536 (backward) elements of rows * cols, or per 16384 GELU elements, and backward at
+ * most one per 64-row block, so small calls never start threads. Called from inside an
+ * OpenMP parallel region, a call runs on the calling thread (unless the host enabled
+ * nested parallelism). With threads, backward keeps the dgamma/dbeta partials of every
+ * 64-row block (rows * cols / 8 bytes); if that cannot be allocated it runs on one
+ * thread instead, with the same result. Threads pay off on idle cores: on a loaded
+ * machine a call waits until the OS runs all of its threads.
  *
  * fork: OpenMP's threads do not survive fork(): libgomp hangs a child's first parallel
  * region once the parent has a thread pool, and that pool may be the host's own (any
