@@ -55,23 +55,6 @@ static void compute(const float *x, const float *dy, const float *g, const float
         ln_backward_f32(dy, x, g, r->mean, r->rstd, r->dx, r->dgamma, r->dbeta, ROWS, COLS), LN_OK);
 }
 
-/* Waits up to `seconds` for pid; kills it if it is still running then. */
-static int wait_with_timeout(pid_t pid, double seconds, int *status)
-{
-    const struct timespec tick = {0, 10 * 1000 * 1000};
-    for (double waited = 0; waited < seconds; waited += 0.01) {
-        const pid_t w = waitpid(pid, status, WNOHANG);
-        if (w == pid)
-            return 1;
-        if (w < 0)
-            return -1;
-        nanosleep(&tick, NULL);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, status, 0);
-    return 0;
-}
-
 /* libgomp hangs a forked child's first parallel region once the parent has a thread
    pool (PyTorch #19163). The child must get its results, the same bits, in time. */
 static void forked_child_does_not_hang(void **state)
@@ -101,7 +84,7 @@ static void forked_child_does_not_hang(void **state)
         _exit(same ? 0 : 3);
     }
     int status = 0;
-    const int done = wait_with_timeout(pid, 60.0, &status);
+    const int done = tu_wait_timeout(pid, 60.0, &status);
     if (done == 0)
         fail_msg("the forked child hung in a library call (killed after 60 s)");
     assert_int_equal(done, 1);

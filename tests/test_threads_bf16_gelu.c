@@ -187,23 +187,6 @@ static void default_thresholds(void **state)
     problem_free(&p);
 }
 
-/* Waits up to `seconds` for pid; kills it if it is still running then. */
-static int wait_with_timeout(pid_t pid, double seconds, int *status)
-{
-    const struct timespec tick = {0, 10 * 1000 * 1000};
-    for (double waited = 0; waited < seconds; waited += 0.01) {
-        const pid_t w = waitpid(pid, status, WNOHANG);
-        if (w == pid)
-            return 1;
-        if (w < 0)
-            return -1;
-        nanosleep(&tick, NULL);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, status, 0);
-    return 0;
-}
-
 /* A child forked from a process whose teams have run gets its results, the same bits, in
    time: libgomp would hang its first parallel region, so the child runs on one thread. */
 static void forked_child(void **state)
@@ -229,7 +212,7 @@ static void forked_child(void **state)
         _exit(same ? 0 : 3);
     }
     int status = 0;
-    const int done = wait_with_timeout(pid, 60.0, &status);
+    const int done = tu_wait_timeout(pid, 60.0, &status);
     if (done == 0)
         fail_msg("the forked child hung in a library call (killed after 60 s)");
     assert_int_equal(done, 1);

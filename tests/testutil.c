@@ -4,8 +4,11 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "layernorm.h"
@@ -131,4 +134,20 @@ int tu_thread_count(void)
         n += e->d_name[0] != '.';
     closedir(d);
     return n;
+}
+
+int tu_wait_timeout(int pid, double seconds, int *status)
+{
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    for (double waited = 0; waited < seconds; waited += 0.01) {
+        const pid_t w = waitpid((pid_t)pid, status, WNOHANG);
+        if (w == (pid_t)pid)
+            return 1;
+        if (w < 0)
+            return -1;
+        nanosleep(&tick, NULL);
+    }
+    kill((pid_t)pid, SIGKILL);
+    waitpid((pid_t)pid, status, 0);
+    return 0;
 }

@@ -46,4 +46,8 @@ int tu_sentinel_intact(const float *p, size_t n);
 /* Threads of this process now (entries of /proc/self/task), -1 if unreadable. */
 int tu_thread_count(void);
 
+/* Waits up to `seconds` for process pid (status as waitpid gives it); kills it if it is
+   still running then. 1: it ended, 0: it was killed, -1: waitpid failed. */
+int tu_wait_timeout(int pid, double seconds, int *status);
+
 #endif
