@@ -1,6 +1,8 @@
 /* cpu_features_arm.c - which AArch64 ISAs the kernel reports (HWCAP), never SIGILL probes. */
 #include "ln_internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/auxv.h>
 
 #ifndef HWCAP_ASIMD
@@ -39,4 +41,37 @@ unsigned ln_cpu_ext_mask(void)
     if ((isa & (1u << LN_ISA_SVE)) && (hw2 & HWCAP2_SVEBF16))
         mask |= LN_CPUX_SVE_BF16;
     return mask;
+}
+
+/* Bytes of the last-level cache from sysfs (AArch64 has no unprivileged CPUID for it);
+   0 when the kernel does not say. Read once, by dispatch.c. */
+size_t ln_cpu_llc_bytes(void)
+{
+    size_t best = 0;
+    unsigned best_level = 0;
+    for (unsigned i = 0; i < 8; i++) {
+        char path[80], buf[32];
+        unsigned level = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%u/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+        const int ok = fscanf(f, "%u", &level) == 1;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%u/size", i);
+        f = ok ? fopen(path, "r") : NULL;
+        if (!f)
+            continue;
+        if (fgets(buf, sizeof buf, f)) {
+            char *end;
+            size_t v = strtoul(buf, &end, 10);
+            v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
+            if (level >= best_level) {
+                best_level = level;
+                best = v;
+            }
+        }
+        fclose(f);
+    }
+    return best;
 }

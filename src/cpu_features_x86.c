@@ -44,3 +44,49 @@ unsigned ln_cpu_ext_mask(void)
         return 0;
     return (a >> 5) & 1u ? LN_CPUX_AVX512_BF16 : 0;
 }
+
+/* Extended leaf 0x80000006: L3 in 512 KiB units (EDX[31:18], AMD), else L2 in KiB
+   (ECX[31:16]). Hypervisors often hide the deterministic leaves but keep this one. */
+static size_t legacy_llc_bytes(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000006u)
+        return 0;
+    __cpuid(0x80000006u, a, b, c, d);
+    if (d >> 18)
+        return (size_t)(d >> 18) << 19;
+    return (size_t)(c >> 16) << 10;
+}
+
+/*
+ * Bytes of the last-level cache (0 if CPUID does not say): deterministic cache
+ * parameters, leaf 4 on Intel, 0x8000001D on AMD, same layout. The largest level wins;
+ * a size shared by several cores is still the size a stream of stores competes for.
+ */
+size_t ln_cpu_llc_bytes(void)
+{
+    unsigned a, b, c, d;
+    unsigned leaf = 4;
+    if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x8000001Du &&
+        __get_cpuid(0x80000001u, &a, &b, &c, &d) && ((c >> 22) & 1)) /* TopologyExtensions */
+        leaf = 0x8000001Du;
+    else if (!__get_cpuid(0, &a, &b, &c, &d) || a < 4)
+        return legacy_llc_bytes();
+    size_t best = 0;
+    unsigned best_level = 0;
+    for (unsigned i = 0; i < 16; i++) {
+        __cpuid_count(leaf, i, a, b, c, d);
+        const unsigned type = a & 0x1f, level = (a >> 5) & 7;
+        if (type == 0)
+            break;
+        if (type == 2) /* instruction cache */
+            continue;
+        const size_t ways = ((b >> 22) & 0x3ff) + 1, parts = ((b >> 12) & 0x3ff) + 1,
+                     line = (b & 0xfff) + 1, sets = (size_t)c + 1;
+        if (level >= best_level) {
+            best_level = level;
+            best = ways * parts * line * sets;
+        }
+    }
+    return best ? best : legacy_llc_bytes();
+}

@@ -1,6 +1,7 @@
 /* dispatch.c - the ISA records, and which one is active: resolved once, capped on demand. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "ln_internal.h"
@@ -146,6 +147,7 @@ static const char *const k_names[] = {"scalar", "avx2", "avx512", "neon", "sve"}
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_env_cap = -1;          /* LN_MAX_ISA, -1 when unset or ignored */
 static _Atomic(const ln_kernels *) g_active;
+static size_t g_nt_bytes = SIZE_MAX; /* ln_nt_bytes, set by init_once */
 
 /* Capping compares ISAs of one architecture only: scalar < avx2 < avx512, scalar < neon
    < sve. Rank 0 is scalar; the family says which architecture an ISA belongs to. */
@@ -184,6 +186,21 @@ static const ln_kernels *best_under(int cap)
     return best;
 }
 
+/* LN_NT_BYTES: decimal bytes with an optional K, M or G suffix (powers of 2); anything
+   else is ignored, as an unknown LN_MAX_ISA is. */
+static int parse_bytes(const char *s, size_t *out)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    const unsigned sh = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if ((sh && end[1] != '\0') || (!sh && *end != '\0') || v > (SIZE_MAX >> sh))
+        return 0;
+    *out = (size_t)(v << sh);
+    return 1;
+}
+
 static void init_once(void)
 {
     /* cpuid can trap to the hypervisor: the CPU is read here, once, and nowhere else. */
@@ -200,6 +217,13 @@ static void init_once(void)
             if (ascii_ieq(env, k_names[isa]) &&
                 (isa == LN_ISA_SCALAR || isa_family(isa) == HOST_FAMILY))
                 g_env_cap = isa;
+    const char *nt = getenv("LN_NT_BYTES");
+    if (!nt || !parse_bytes(nt, &g_nt_bytes)) {
+        /* Capped: hypervisors often report the whole socket's L3 (508 MiB on this
+           project's EPYC machines) where one core reaches only its complex's 32 MiB. */
+        const size_t llc = ln_cpu_llc_bytes(), cap = (size_t)32 << 20;
+        g_nt_bytes = llc && llc < cap ? llc : cap;
+    }
     const ln_kernels *expected = NULL;
     atomic_compare_exchange_strong(&g_active, &expected, best_under(g_env_cap));
 }
@@ -211,6 +235,12 @@ const ln_kernels *ln_active(void)
         return k;
     pthread_once(&g_once, init_once);
     return atomic_load_explicit(&g_active, memory_order_acquire);
+}
+
+size_t ln_nt_bytes(void)
+{
+    pthread_once(&g_once, init_once);
+    return g_nt_bytes;
 }
 
 const ln_kernels *ln_kernels_get(int isa)

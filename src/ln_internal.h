@@ -31,6 +31,7 @@ typedef struct ln_fwd_args {
     const float *residual; /* non-NULL: normalize s = x + residual (rows ldx apart) */
     float *sum;            /* with residual: s is stored here when non-NULL (ldx apart);
                               may be residual itself, so read s back from sum if given */
+    unsigned nt; /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
 } ln_fwd_args;
 
 typedef struct ln_bwd_args {
@@ -46,6 +47,7 @@ typedef struct ln_bwd_args {
     size_t cols;
     unsigned flags; /* LN_FLAG_RMS_NORM (mean is then not read), LN_FLAG_ACCUMULATE
                        (dx += ...; dgamma/dbeta accumulation is ln_backward_run's) */
+    unsigned nt; /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
 } ln_bwd_args;
 
 /* Forward for rows [r0, r1). */
@@ -72,6 +74,7 @@ typedef struct ln_bf16_fwd_args {
     float *rstd; /* NULL: not stored */
     size_t cols;
     float eps;
+    unsigned nt; /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
 } ln_bf16_fwd_args;
 
 typedef struct ln_bf16_bwd_args {
@@ -85,6 +88,7 @@ typedef struct ln_bf16_bwd_args {
     uint16_t *dx; /* NULL: not computed */
     size_t lddx;
     size_t cols;
+    unsigned nt; /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
 } ln_bf16_bwd_args;
 
 /* Same row contracts as ln_fwd_fn / ln_bwd_fn. */
@@ -181,6 +185,17 @@ unsigned ln_cpu_isa_mask(void);
 #define LN_CPUX_NEON_BF16 2u   /* HWCAP2_BF16 with usable NEON */
 #define LN_CPUX_SVE_BF16 4u    /* HWCAP2_SVEBF16 with usable SVE */
 unsigned ln_cpu_ext_mask(void);
+/* Bytes of the last-level cache, 0 if unknown (read by dispatch.c only). */
+size_t ln_cpu_llc_bytes(void);
+
+/*
+ * Outputs of at least this many bytes per call are written with non-temporal stores
+ * (kernels see args.nt): they would not stay in the last-level cache anyway, and
+ * streaming them past it saves the read-for-ownership of every line. Set once from
+ * LN_NT_BYTES (bytes, optional K/M/G suffix; 0 = always) or the LLC size capped at
+ * 32 MiB (also when the size is unknown).
+ */
+size_t ln_nt_bytes(void);
 
 /* The record of `isa` if compiled in and runnable here, else NULL: the one dispatch
    would use for that ISA on this CPU (with its extensions). Tests reach every record

@@ -103,8 +103,19 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
 
 /* The one-thread paths below call the kernel directly: the default costs one load and
    one branch over the kernel call. */
+/* Kernels get args.nt set when the outputs are at least ln_nt_bytes: a copy of the
+   arguments, so small calls pay one compare. */
+#define WITH_NT(T, a, out_bytes)                                                          \
+    T nt_args_;                                                                           \
+    if ((out_bytes) >= ln_nt_bytes()) {                                                   \
+        nt_args_ = *(a);                                                                  \
+        nt_args_.nt = 1;                                                                  \
+        (a) = &nt_args_;                                                                  \
+    }
+
 void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
 {
+    WITH_NT(ln_fwd_args, a, rows * a->ldy * sizeof(float))
     const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_FWD, rows);
     if (t > 1) {
         const call c = {k, a};
@@ -117,6 +128,7 @@ void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
 int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
                     float *dbeta)
 {
+    WITH_NT(ln_bwd_args, a, a->dx ? rows * a->lddx * sizeof(float) : 0)
     const call c = {k, a};
     return run_blocks(f32_block, &c, rows, a->cols, (a->flags & LN_FLAG_ACCUMULATE) != 0,
                       dgamma, dbeta, LN_THREAD_MIN_BWD);
@@ -124,6 +136,7 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
 
 void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t rows)
 {
+    WITH_NT(ln_bf16_fwd_args, a, rows * a->ldy * sizeof(uint16_t))
     const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_BF16_FWD, rows);
     if (t > 1) {
         const call c = {k, a};
@@ -136,6 +149,7 @@ void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t 
 int ln_bf16_backward_run(const ln_kernels *k, const ln_bf16_bwd_args *a, size_t rows,
                          float *dgamma, float *dbeta)
 {
+    WITH_NT(ln_bf16_bwd_args, a, a->dx ? rows * a->lddx * sizeof(uint16_t) : 0)
     const call c = {k, a};
     return run_blocks(bf16_block, &c, rows, a->cols, 0, dgamma, dbeta, LN_THREAD_MIN_BF16_BWD);
 }

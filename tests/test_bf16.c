@@ -78,7 +78,7 @@ static void check_ulp(uint16_t got, uint16_t want, double f32tol, double ref)
 static void fwd_k(const uint16_t *x, const float *g, const float *b, uint16_t *y, float *m,
                   float *rs, size_t rows, size_t cols, float eps)
 {
-    const ln_bf16_fwd_args a = {x, cols, g, b, y, cols, m, rs, cols, eps};
+    const ln_bf16_fwd_args a = {x, cols, g, b, y, cols, m, rs, cols, eps, 0};
     g_k->bf16_forward(&a, 0, rows);
 }
 
@@ -86,7 +86,7 @@ static void fwd_k(const uint16_t *x, const float *g, const float *b, uint16_t *y
 static void bwd_k(const uint16_t *dy, const uint16_t *x, const float *g, const float *m,
                   const float *rs, uint16_t *dx, float *dg, float *db, size_t rows, size_t cols)
 {
-    const ln_bf16_bwd_args a = {dy, cols, x, cols, g, m, rs, dx, cols, cols};
+    const ln_bf16_bwd_args a = {dy, cols, x, cols, g, m, rs, dx, cols, cols, 0};
     assert_int_equal(ln_bf16_backward_run(g_k, &a, rows, dg, db), LN_OK);
 }
 
@@ -404,13 +404,13 @@ static void native_matches_shift(void **state)
             g[i] = (float)ldexp(tu_normal(&rng), -126 - (int)(i % 8));
             b[i] = i % 3 ? 0.0f : 1e-39f;
         }
-        const ln_bf16_fwd_args a0 = {x, n, g, b, y0, n, m, rs, n, 1e-5f};
-        const ln_bf16_fwd_args a1 = {x, n, g, b, y1, n, m, rs, n, 1e-5f};
+        const ln_bf16_fwd_args a0 = {x, n, g, b, y0, n, m, rs, n, 1e-5f, 0};
+        const ln_bf16_fwd_args a1 = {x, n, g, b, y1, n, m, rs, n, 1e-5f, 0};
         sh->bf16_forward(&a0, 0, rows);
         g_native->bf16_forward(&a1, 0, rows);
         assert_bf16_same(y0, y1, nn);
-        const ln_bf16_bwd_args b0 = {x, n, x, n, g, m, rs, dx0, n, n};
-        const ln_bf16_bwd_args b1 = {x, n, x, n, g, m, rs, dx1, n, n};
+        const ln_bf16_bwd_args b0 = {x, n, x, n, g, m, rs, dx0, n, n, 0};
+        const ln_bf16_bwd_args b1 = {x, n, x, n, g, m, rs, dx1, n, n, 0};
         sh->bf16_backward(&b0, 0, rows, NULL, NULL);
         g_native->bf16_backward(&b1, 0, rows, NULL, NULL);
         assert_bf16_same(dx0, dx1, nn);

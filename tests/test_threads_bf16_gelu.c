@@ -91,14 +91,14 @@ static void compute(const problem *p, outputs *o, int variant, int team[4])
 {
     const size_t rows = p->rows, n = p->cols, len = rows * n;
     tu_sentinel_fill(o->buf, o->len);
-    const ln_bf16_fwd_args fa = {p->x, n, p->gamma, p->beta, o->y, n, o->mean, o->rstd, n, 1e-5f};
+    const ln_bf16_fwd_args fa = {p->x, n, p->gamma, p->beta, o->y, n, o->mean, o->rstd, n, 1e-5f, 0};
     ln_threads_last_team();
     ln_bf16_forward_run(g_k, &fa, rows);
     team[0] = ln_threads_last_team();
     uint16_t *dx = variant == GRADS_ONLY || variant == DGAMMA_ONLY ? NULL : o->dx;
     float *dg = variant == DX_ONLY ? NULL : o->dgamma;
     float *db = variant == DX_ONLY || variant == DGAMMA_ONLY ? NULL : o->dbeta;
-    const ln_bf16_bwd_args ba = {p->dy, n, p->x, n, p->gamma, o->mean, o->rstd, dx, n, n};
+    const ln_bf16_bwd_args ba = {p->dy, n, p->x, n, p->gamma, o->mean, o->rstd, dx, n, n, 0};
     assert_int_equal(ln_bf16_backward_run(g_k, &ba, rows, dg, db), LN_OK);
     team[1] = ln_threads_last_team();
     ln_gelu_forward_run(g_k, p->xf, o->gy, len, LN_GELU_TANH);
@@ -177,7 +177,7 @@ static void default_thresholds(void **state)
     assert_int_equal(ln_threads_last_team(), 1);
     ln_gelu_backward_run(g_k, p.dyf, p.xf, o.gdx, n, LN_GELU_TANH);
     assert_int_equal(ln_threads_last_team(), 2);
-    const ln_bf16_fwd_args fa = {p.x, cols, NULL, NULL, o.y, cols, NULL, NULL, cols, 1e-5f};
+    const ln_bf16_fwd_args fa = {p.x, cols, NULL, NULL, o.y, cols, NULL, NULL, cols, 1e-5f, 0};
     ln_bf16_forward_run(g_k, &fa, rows - 1);
     assert_int_equal(ln_threads_last_team(), 1);
     ln_bf16_forward_run(g_k, &fa, rows);

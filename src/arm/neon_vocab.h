@@ -57,6 +57,11 @@ static inline VM v_tailmask(unsigned t)
 
 static inline V v_load(const float *p) { return vld1q_f32(p); }
 static inline void v_store(float *p, V v) { vst1q_f32(p, v); }
+/* args.nt: plain stores. Arm cores switch to write-streaming (no allocate, no read for
+   ownership) on their own when whole lines are written in sequence. */
+#define LN_VALIGN 16
+static inline void v_stream(float *p, V v) { vst1q_f32(p, v); }
+static inline void v_nt_fence(void) {}
 static inline V v_set1(float f) { return vdupq_n_f32(f); }
 static inline V v_zero(void) { return vdupq_n_f32(0.0f); }
 static inline V v_add(V a, V b) { return vaddq_f32(a, b); }

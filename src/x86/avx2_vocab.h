@@ -20,6 +20,11 @@ static inline V v_load(const float *p) { return _mm256_loadu_ps(p); }
 static inline V v_loadm(const float *p, VM m) { return _mm256_maskload_ps(p, m); }
 static inline void v_store(float *p, V v) { _mm256_storeu_ps(p, v); }
 static inline void v_storem(float *p, VM m, V v) { _mm256_maskstore_ps(p, m, v); }
+/* Non-temporal store (args.nt): p must be LN_VALIGN-aligned; v_nt_fence orders the
+   streamed lines before the call returns (another thread may read them next). */
+#define LN_VALIGN 32
+static inline void v_stream(float *p, V v) { _mm256_stream_ps(p, v); }
+static inline void v_nt_fence(void) { _mm_sfence(); }
 static inline V v_set1(float f) { return _mm256_set1_ps(f); }
 static inline V v_zero(void) { return _mm256_setzero_ps(); }
 static inline V v_add(V a, V b) { return _mm256_add_ps(a, b); }

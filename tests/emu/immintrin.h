@@ -52,6 +52,14 @@ LN_EMU __m512 _mm512_maskz_loadu_ps(__mmask16 m, const void *p)
     return r;
 }
 LN_EMU void _mm512_storeu_ps(void *p, __m512 v) { LN_EMU_LANES((float *)p)[i] = v.f[i]; }
+/* The hardware faults on a misaligned non-temporal store: so does the emulation. */
+LN_EMU void _mm512_stream_ps(void *p, __m512 v)
+{
+    if ((uintptr_t)p % 64)
+        __builtin_trap();
+    _mm512_storeu_ps(p, v);
+}
+LN_EMU void _mm_sfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 LN_EMU void _mm512_mask_storeu_ps(void *p, __mmask16 m, __m512 v)
 {
     LN_EMU_LANES if ((m >> i) & 1)((float *)p)[i] = v.f[i];
