@@ -8,8 +8,9 @@
  *   passed on)  v_or v_xor v_andnot(a,b) = ~a & b  v_abs
  *   v_select_ge0(h, a, b): a where h >= 0 (ordered), else b
  *   v_shl23(k): the float whose bits are k's shifted left by 23
- *   v_quot(a, b), v_recip(b): a / b and 1 / b within 0.5 ulp + 2^-27 relative (a divide,
- *   or on AVX-512 rcp14 and Newton steps); v_rcp_approx(b): 1 / b to 8 bits or better
+ *   v_recip(b): 1 / b within 0.5 ulp + 2^-27 relative (a divide, or on AVX-512 rcp14
+ *   and a Newton step); v_quot(a, b): a / b within ~1 ulp (erfcx corrects its remainder);
+ *   v_rcp_approx(b): 1 / b to 8 bits or better
  *   LN_GELU_NV: vectors per loop iteration (independent chains the core overlaps)
  * The math is in gelu.h and gelu_math.h; every element's operations are the same in the
  * unrolled loop and the tail, so results do not depend on n or on the thread split.
