@@ -131,7 +131,7 @@ static float ln_sve_get_bf16(const void *p, const void *q, size_t i)
 
 /* Mean (as mean + dmean), rstd of one row (bf: x is bf16, no residual): the shared
    bodies' row_stats (kernels/ln_forward.h) with SVE's width -- per-lane shifts re-centered
-   after blocks 1, 2, 4, 8 and every LN_RECENTER, M2 summed in pieces, every merge from
+   after blocks 1, 4 and every LN_RECENTER, M2 summed in pieces, every merge from
    re-centered partners, a row out of the float range redone in double. */
 LN_SVE_AI void ln_sve_row_stats_c(const ln_sve_plan *p, const void *x, const float *res,
                                   float *sum, float eps, float *mean, float *dmean,
