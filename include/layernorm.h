@@ -15,15 +15,28 @@
  * exactly. Every function is thread-safe and reentrant, never prints, never aborts and,
  * on any error, writes nothing to any output.
  *
+ * Forward accuracy (float32, every kernel -- scalar, AVX2, AVX-512, NEON, SVE at every
+ * vector length -- LayerNorm and RMSNorm, against long-double truth from the same float
+ * inputs, any row of finite floats: N(0,1), offsets up to |mean|/std = 1e8 and beyond,
+ * spreads of 1e-4, outliers, a far first value, values near 1e18 or 1e-30, cols 1 to
+ * 65536): y within 4 * 2^-24 of the truth in units of (1 + |gamma * xhat| + |beta|);
+ * mean within 2^-23 of (|mean| + std); rstd within 4 * 2^-24 relative. Measured worst
+ * over the tests: y 3.6, mean 1.2, rstd 3.9 (units of 2^-24). The SIMD kernels keep the
+ * row's shift and mean in two floats (the reported mean is their sum rounded once) and
+ * redo a row whose float statistics overflowed or underflowed in double.
+ *
  * ABI: plain functions, raw pointers, size_t sizes; no structs, callbacks or handles, so
  * any FFI can call them. Existing signatures, status codes and ISA ids never change; new
  * capability arrives as new functions in a new symbol version node.
  *
- * Range: every kernel gives finite outputs for finite inputs while every |x_i - mean| of
- * the row is below 1e19 / sqrt(cols) (the float kernels' sum of squared deviations,
- * n * var, then stays below FLT_MAX = 3.4e38). Beyond that the call still succeeds and
- * touches only its own rows, but that row's outputs are unspecified: the SIMD kernels
- * may give Inf or NaN there; the scalar one, which works in double, stays finite.
+ * Range: forward gives the accuracy above for every row of finite floats whose rstd is
+ * a finite float (var + eps above ~1e-76) -- rows beyond the float statistics' range
+ * take the double path. A NaN or Inf in a row makes that row's outputs NaN only.
+ *
+ * Environment (each read once, at the first call): LN_MAX_ISA (ln_set_max_isa),
+ * LN_NUM_THREADS (ln_set_num_threads), LN_NT_BYTES: outputs of a call at least this many
+ * bytes are written with non-temporal stores (decimal, optional K/M/G suffix; 0 = always;
+ * default min(last-level cache, 32 MiB)). Results are bitwise the same either way.
  */
 
 #include <stddef.h>

@@ -13,14 +13,18 @@ static float source(const float *x, const float *res, const float *sum, size_t i
     return sum ? sum[i] : x[i] + res[i];
 }
 
-/* One pass. Centered: Welford in double, whose 53-bit significand puts the statistics'
-   rounding far below what a float kernel can resolve. RMS: the mean square, mean 0.
-   With a residual the pass also stores s, so the apply pass can read it back. */
-static void row_stats(const ln_fwd_args *a, size_t r, double *mean, double *var)
+/* One pass. Centered: Welford in double on the values shifted by the row's first one
+   (exact in double), whose 53-bit significand puts the statistics' rounding far below
+   what a float kernel can resolve -- also for |mean|/sigma ~ 1e8, where an unshifted
+   running mean's roundings (2^-53 |mean| each) reached sigma 2^-24. RMS: the mean
+   square, mean 0. With a residual the pass also stores s for the apply pass. */
+static void row_stats(const ln_fwd_args *a, size_t r, double *mean, double *shift,
+                      double *mshift, double *var)
 {
     const float *x = a->x + r * a->ldx;
     const float *res = a->residual ? a->residual + r * a->ldx : NULL;
     float *sum = a->sum && res ? a->sum + r * a->ldx : NULL;
+    const double sh = (a->flags & LN_FLAG_RMS_NORM) ? 0.0 : (double)source(x, res, NULL, 0);
     double m = 0.0, s = 0.0;
     for (size_t i = 0; i < a->cols; i++) {
         const float v = source(x, res, NULL, i);
@@ -29,12 +33,14 @@ static void row_stats(const ln_fwd_args *a, size_t r, double *mean, double *var)
         if (a->flags & LN_FLAG_RMS_NORM) {
             s += (double)v * v;
         } else {
-            const double d = (double)v - m;
+            const double d = ((double)v - sh) - m;
             m += d / (double)(i + 1);
-            s += d * ((double)v - m);
+            s += d * (((double)v - sh) - m);
         }
     }
-    *mean = m;
+    *mean = sh + m;
+    *shift = sh;
+    *mshift = m;
     *var = s / (double)a->cols;
 }
 
@@ -45,14 +51,15 @@ void ln_forward_scalar(const ln_fwd_args *a, size_t r0, size_t r1)
         const float *res = a->residual ? a->residual + r * a->ldx : NULL;
         const float *sum = a->sum && res ? a->sum + r * a->ldx : NULL;
         float *y = a->y + r * a->ldy;
-        double mean, var;
-        row_stats(a, r, &mean, &var);
+        double mean, sh, ms, var;
+        row_stats(a, r, &mean, &sh, &ms, &var);
         const double rstd = 1.0 / sqrt(var + (double)a->eps);
         for (size_t i = 0; i < a->cols; i++) {
             const double g = a->gamma ? (double)a->gamma[i] : 1.0;
             const double b = a->beta ? (double)a->beta[i] : 0.0;
-            /* Centered: a constant row gives exactly 0 * g + b == beta. */
-            y[i] = (float)(((double)source(x, res, sum, i) - mean) * rstd * g + b);
+            /* Centered as (x - shift) - m: both exact-ish in double whatever |mean|; a
+               constant row gives exactly 0 * g + b == beta. */
+            y[i] = (float)((((double)source(x, res, sum, i) - sh) - ms) * rstd * g + b);
         }
         if (a->mean)
             a->mean[r] = (float)mean;

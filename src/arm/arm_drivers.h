@@ -2,9 +2,10 @@
 /*
  * Included once, at the end of an Arm kernel file, after that file has defined
  *   ln_arm_plan, plan_init(&plan, n)   what the call's rows share
- *   row_stats(x, res, sum, n, eps, &plan, &mean, &rstd, rms, hres, hsum)
- *                       one pass: Welford (or the mean square), s = x + res stored to sum
- *   apply_row(src, res, g, b, y, n, mean, rstd, hg, hb, hadd)
+ *   row_stats(x, res, sum, n, eps, &plan, &mean, &dmean, &rstd, rms, hres, hsum)
+ *                       one pass: Welford (or the mean square), s = x + res stored to sum;
+ *                       the mean as mean + dmean (its float value and remainder)
+ *   apply_row(src, res, g, b, y, n, mean, dmean, rstd, hg, hb, hadd)
  *   bwd_row(dy, x, g, dx, dgp, dbp, n, mean, rstd, centered, hg, wdx, wdg, wdb, wacc)
  * all always_inline. The flags are compile-time constants at each call below, so every
  * combination of NULL / non-NULL operands and flags gets its own loop, with no branch
@@ -20,13 +21,13 @@
 /* Statistics modes: bit 0 RMSNorm, bit 1 a residual is added, bit 2 the sum is stored. */
 #define LN_STATS_CASE(m)                                                                  \
     case m:                                                                               \
-        row_stats(x, res, sum, n, a->eps, &plan, &mean, &rstd, (m)&1, (m) >> 1 & 1,         \
+        row_stats(x, res, sum, n, a->eps, &plan, &mean, &dmean, &rstd, (m)&1, (m) >> 1 & 1, \
                   (m) >> 2 & 1);                                                          \
         break;
 /* Apply modes: bit 0 gamma, bit 1 beta, bit 2 the residual is added again (not stored). */
 #define LN_APPLY_CASE(m)                                                                  \
     case m:                                                                               \
-        apply_row(src, res, a->gamma, a->beta, y, n, mean, rstd, (m)&1, (m) >> 1 & 1,      \
+        apply_row(src, res, a->gamma, a->beta, y, n, mean, dmean, rstd, (m)&1, (m) >> 1 & 1, \
                   (m) >> 2 & 1);                                                          \
         break;
 
@@ -46,7 +47,7 @@ static void ln_arm_forward(const ln_fwd_args *a, size_t r0, size_t r1)
         const float *res = hres ? a->residual + r * a->ldx : NULL;
         float *sum = hsum ? a->sum + r * a->ldx : NULL;
         float *y = a->y + r * a->ldy;
-        float mean, rstd;
+        float mean, dmean, rstd;
         switch (smode) {
             LN_STATS_CASE(0) LN_STATS_CASE(1) LN_STATS_CASE(2) LN_STATS_CASE(3)
             LN_STATS_CASE(6) default: LN_STATS_CASE(7) /* the only modes there are */

@@ -15,69 +15,91 @@ LN_AI svfloat32_t src_v(svbool_t pg, const float *x, const float *res, float *su
 }
 
 /* RMSNorm's statistics: the mean square (two accumulators, the tail predicated into the
-   first, then FADDV); mean is 0, so the shared apply computes x * (rstd * gamma) + beta. */
+   first), summed in pieces of LN_RECENTER iterations whose sum is compensated (as the
+   shared bodies' row_ms: squares of one size round coherently), then FADDV; mean is 0,
+   so the shared apply computes x * (rstd * gamma) + beta. A sum out of the float range
+   (|x| above ~1e19/sqrt(n) or below ~1e-15) is redone in double. */
 LN_AI void row_ms(const float *x, const float *res, float *sum, size_t n, float eps,
-                  float *mean, float *rstd, int hres, int hsum)
+                  float *mean, float *dmean, float *rstd, int hres, int hsum)
 {
     const svbool_t pt = svptrue_b32();
     const size_t vl = svcntw();
-    svfloat32_t s0 = svdup_n_f32(0.0f), s1 = s0;
-    size_t i = 0;
-    for (; i + 2 * vl <= n; i += 2 * vl) {
+    const svfloat32_t zero = svdup_n_f32(0.0f);
+    svfloat32_t s0 = zero, s1 = zero, so0 = zero, so1 = zero, c0 = zero, c1 = zero;
+    size_t i = 0, it = 0;
+    for (; i + 2 * vl <= n; i += 2 * vl, it++) {
         const svfloat32_t v0 = src_v(pt, x, res, sum, i, hres, hsum);
         const svfloat32_t v1 = src_v(pt, x, res, sum, i + vl, hres, hsum);
         s0 = svmla_f32_x(pt, s0, v0, v0);
         s1 = svmla_f32_x(pt, s1, v1, v1);
+        if (it % LN_RECENTER == LN_RECENTER - 1) {
+            /* Kahan: the pieces' sum keeps its lost low part in c. */
+            svfloat32_t y = svsub_f32_x(pt, s0, c0), t = svadd_f32_x(pt, so0, y);
+            c0 = svsub_f32_x(pt, svsub_f32_x(pt, t, so0), y);
+            so0 = t;
+            y = svsub_f32_x(pt, s1, c1), t = svadd_f32_x(pt, so1, y);
+            c1 = svsub_f32_x(pt, svsub_f32_x(pt, t, so1), y);
+            so1 = t;
+            s0 = s1 = zero;
+        }
     }
     for (; i < n; i += vl) {
         const svbool_t pg = svwhilelt_b32_u64(i, n);
         const svfloat32_t v = src_v(pg, x, res, sum, i, hres, hsum);
         s0 = svmla_f32_m(pg, s0, v, v);
     }
+    s0 = svadd_f32_x(pt, so0, svsub_f32_x(pt, s0, c0));
+    s1 = svadd_f32_x(pt, so1, svsub_f32_x(pt, s1, c1));
     const float ss = svaddv_f32(pt, svadd_f32_x(pt, s0, s1));
-    *mean = 0.0f;
+    *mean = *dmean = 0.0f;
     *rstd = (float)(1.0 / sqrt((double)ss / (double)n + (double)eps));
+    if (ln_stats_out_of_range(ss, n, eps))
+        ln_rescue_row(ln_sve_get_f32, hsum ? sum : x, hres && !hsum ? res : NULL, n, 1, eps,
+                      mean, dmean, rstd);
 }
 
 /* One row's statistics in one pass (storing s = x + res on the way when asked). */
 LN_AI void row_stats(const float *x, const float *res, float *sum, size_t n, float eps,
-                     const ln_sve_plan *plan, float *mean, float *rstd, int rms, int hres,
-                     int hsum)
+                     const ln_sve_plan *plan, float *mean, float *dmean, float *rstd, int rms,
+                     int hres, int hsum)
 {
     if (rms)
-        row_ms(x, res, sum, n, eps, mean, rstd, hres, hsum);
+        row_ms(x, res, sum, n, eps, mean, dmean, rstd, hres, hsum);
     else
-        ln_sve_row_stats(plan, x, res, sum, eps, mean, rstd, 0, hres, hsum);
+        ln_sve_row_stats_c(plan, x, res, sum, eps, mean, dmean, rstd, 0, hres, hsum);
 }
 
-/* y = (v - mean) * (rstd * gamma) + beta, v = src (+ res when hadd: the residual sum was
-   not stored, so it is formed again, with the same single rounding). */
+/* y = ((v - mean) - dmean) * (rstd * gamma) + beta (RMSNorm: mean = dmean = 0), v = src
+   (+ res when hadd: the residual sum was not stored, so it is formed again, with the
+   same single rounding). */
 LN_AI svfloat32_t apply_v(svbool_t pg, const float *src, const float *res, const float *g,
-                          const float *b, size_t i, svfloat32_t vm, svfloat32_t vr, int hg,
-                          int hb, int hadd)
+                          const float *b, size_t i, svfloat32_t vm, svfloat32_t vd,
+                          svfloat32_t vr, int hg, int hb, int hadd)
 {
-    const svfloat32_t xm = svsub_f32_x(pg, src_v(pg, src, res, NULL, i, hadd, 0), vm);
+    const svfloat32_t xm = svsub_f32_x(
+        pg, svsub_f32_x(pg, src_v(pg, src, res, NULL, i, hadd, 0), vm), vd);
     const svfloat32_t w = hg ? svmul_f32_x(pg, svld1_f32(pg, g + i), vr) : vr;
     return hb ? svmla_f32_x(pg, svld1_f32(pg, b + i), xm, w) : svmul_f32_x(pg, xm, w);
 }
 
 LN_AI void apply_row(const float *src, const float *res, const float *g, const float *b,
-                     float *y, size_t n, float mean, float rstd, int hg, int hb, int hadd)
+                     float *y, size_t n, float mean, float dmean, float rstd, int hg, int hb,
+                     int hadd)
 {
     const svbool_t pt = svptrue_b32();
-    const svfloat32_t vm = svdup_n_f32(mean), vr = svdup_n_f32(rstd);
+    const svfloat32_t vm = svdup_n_f32(mean), vd = svdup_n_f32(dmean), vr = svdup_n_f32(rstd);
     const size_t vl = svcntw();
     size_t i = 0;
     for (; i + 2 * vl <= n; i += 2 * vl) {
         /* Both loads before either store: y may be x. */
-        const svfloat32_t y0 = apply_v(pt, src, res, g, b, i, vm, vr, hg, hb, hadd);
-        const svfloat32_t y1 = apply_v(pt, src, res, g, b, i + vl, vm, vr, hg, hb, hadd);
+        const svfloat32_t y0 = apply_v(pt, src, res, g, b, i, vm, vd, vr, hg, hb, hadd);
+        const svfloat32_t y1 = apply_v(pt, src, res, g, b, i + vl, vm, vd, vr, hg, hb, hadd);
         svst1_f32(pt, y + i, y0);
         svst1_f32(pt, y + i + vl, y1);
     }
     for (; i < n; i += vl) {
         const svbool_t pg = svwhilelt_b32_u64(i, n);
-        svst1_f32(pg, y + i, apply_v(pg, src, res, g, b, i, vm, vr, hg, hb, hadd));
+        svst1_f32(pg, y + i, apply_v(pg, src, res, g, b, i, vm, vd, vr, hg, hb, hadd));
     }
 }
 

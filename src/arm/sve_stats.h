@@ -86,64 +86,109 @@ LN_SVE_AI void ln_sve_welford(svfloat32_t xs, float r, svfloat32_t *m, svfloat32
     *q = svmla_f32_x(pt, *q, d, svsub_f32_x(pt, xs, *m));
 }
 
-/* Chan's merge with ready coefficients, d*(d*f2) as in the shared bodies: an empty
-   partner (f1 = f2 = 0) is a no-op even where d*d would overflow. */
-LN_SVE_AI void ln_sve_merge(svfloat32_t *ma, svfloat32_t *qa, svfloat32_t mb, svfloat32_t qb,
-                            svfloat32_t f1, svfloat32_t f2)
+/* Chan's merge of lanes kept as shift + mean (kernels/ln_forward.h's chan_merge): d from
+   the small parts, d*(d*f2) so an empty partner (f1 = f2 = 0) is a no-op. */
+LN_SVE_AI void ln_sve_merge(svfloat32_t sa, svfloat32_t *ma, svfloat32_t *qa, svfloat32_t sb,
+                            svfloat32_t mb, svfloat32_t qb, svfloat32_t f1, svfloat32_t f2)
 {
     const svbool_t pt = svptrue_b32();
-    const svfloat32_t d = svsub_f32_x(pt, mb, *ma);
+    const svfloat32_t d = svadd_f32_x(pt, svsub_f32_x(pt, sb, sa), svsub_f32_x(pt, mb, *ma));
     *ma = svmla_f32_x(pt, *ma, d, f1);
     *qa = svmla_f32_x(pt, svadd_f32_x(pt, *qa, qb), svmul_f32_x(pt, d, f2), d);
 }
 
-/* Source vector at column i shifted by s (all lanes active). */
-#define LN_SVE_XS(i) svsub_f32_x(pt, ln_sve_src(pt, x, res, sum, (i), bf, hres, hsum), s)
+/* The lane's running mean moved into its shift exactly (two-sum), as ln_recenter does. */
+LN_SVE_AI void ln_sve_recenter(svfloat32_t *s, svfloat32_t *m)
+{
+    const svbool_t pt = svptrue_b32();
+    const svfloat32_t t = svadd_f32_x(pt, *s, *m), bb = svsub_f32_x(pt, t, *s);
+    *m = svadd_f32_x(pt, svsub_f32_x(pt, *s, svsub_f32_x(pt, t, bb)), svsub_f32_x(pt, *m, bb));
+    *s = t;
+}
 
-/* Mean and rstd of one row (bf: x is bf16, no residual). Range and shift as in the
-   shared bodies: every M2 and product stays below FLT_MAX for rows in the documented
-   range, and nothing squares an unshifted x. */
-LN_SVE_AI void ln_sve_row_stats(const ln_sve_plan *p, const void *x, const float *res,
-                                float *sum, float eps, float *mean, float *rstd, int bf,
-                                int hres, int hsum)
+/* Re-centering, with M2's running piece moved into the pieces' sum (see row_stats). */
+#define LN_SVE_RC(j)                                                                      \
+    do {                                                                                  \
+        ln_sve_recenter(&s##j, &m##j);                                                    \
+        qo##j = svadd_f32_x(pt, qo##j, q##j);                                             \
+        q##j = zero;                                                                      \
+    } while (0)
+
+/* Source vector at column i shifted by accumulator j's shift (all lanes active). */
+#define LN_SVE_XS(i, j) svsub_f32_x(pt, ln_sve_src(pt, x, res, sum, (i), bf, hres, hsum), s##j)
+
+static float ln_sve_get_f32(const void *p, const void *q, size_t i)
+{
+    const float v = ((const float *)p)[i];
+    return q ? v + ((const float *)q)[i] : v;
+}
+
+static float ln_sve_get_bf16(const void *p, const void *q, size_t i)
+{
+    (void)q;
+    return ln_bf16_to_f32(((const uint16_t *)p)[i]);
+}
+
+/* Mean (as mean + dmean), rstd of one row (bf: x is bf16, no residual): the shared
+   bodies' row_stats (kernels/ln_forward.h) with SVE's width -- per-lane shifts re-centered
+   after blocks 1, 4 and every LN_RECENTER, M2 summed in pieces, every merge from
+   re-centered partners, a row out of the float range redone in double. */
+LN_SVE_AI void ln_sve_row_stats_c(const ln_sve_plan *p, const void *x, const float *res,
+                                  float *sum, float eps, float *mean, float *dmean,
+                                  float *rstd, int bf, int hres, int hsum)
 {
     const svbool_t pt = svptrue_b32();
     const size_t vl = svcntw(), blk = LN_SVE_K * vl;
     /* The first value, read before the pass stores s over a residual that is also sum. */
-    const float s0 = bf ? ln_bf16_to_f32(*(const uint16_t *)x)
+    const float f0 = bf ? ln_bf16_to_f32(*(const uint16_t *)x)
                         : ((const float *)x)[0] + (hres ? res[0] : 0.0f);
-    const svfloat32_t s = svdup_n_f32(s0), zero = svdup_n_f32(0.0f);
+    const svfloat32_t zero = svdup_n_f32(0.0f);
+    svfloat32_t s0 = svdup_n_f32(f0), s1 = s0, s2 = s0, s3 = s0;
     svfloat32_t m0 = zero, m1 = zero, m2 = zero, m3 = zero;
     svfloat32_t q0 = zero, q1 = zero, q2 = zero, q3 = zero;
+    svfloat32_t qo0 = zero, qo1 = zero, qo2 = zero, qo3 = zero;
     float tab[LN_ARM_RTAB];
     size_t i = 0;
     for (size_t b0 = 0; b0 < p->nblk; b0 += LN_ARM_RTAB) {
         size_t len;
         const float *r = ln_arm_recip_chunk(p->recip, tab, b0, p->nblk, &len);
         for (size_t k = 0; k < len; k++, i += blk) {
-            ln_sve_welford(LN_SVE_XS(i), r[k], &m0, &q0);
-            ln_sve_welford(LN_SVE_XS(i + vl), r[k], &m1, &q1);
-            ln_sve_welford(LN_SVE_XS(i + 2 * vl), r[k], &m2, &q2);
-            ln_sve_welford(LN_SVE_XS(i + 3 * vl), r[k], &m3, &q3);
+            ln_sve_welford(LN_SVE_XS(i, 0), r[k], &m0, &q0);
+            ln_sve_welford(LN_SVE_XS(i + vl, 1), r[k], &m1, &q1);
+            ln_sve_welford(LN_SVE_XS(i + 2 * vl, 2), r[k], &m2, &q2);
+            ln_sve_welford(LN_SVE_XS(i + 3 * vl, 3), r[k], &m3, &q3);
+            if (ln_recenter_after(b0 + k)) {
+                LN_SVE_RC(0);
+                LN_SVE_RC(1);
+                LN_SVE_RC(2);
+                LN_SVE_RC(3);
+            }
         }
     }
     if (p->rv) { /* the full vectors after the blocks: accumulators 0 .. rv-1 */
         const float rc = 1.0f / (float)(p->nblk + 1);
-        ln_sve_welford(LN_SVE_XS(i), rc, &m0, &q0);
+        ln_sve_welford(LN_SVE_XS(i, 0), rc, &m0, &q0);
         if (p->rv > 1)
-            ln_sve_welford(LN_SVE_XS(i + vl), rc, &m1, &q1);
+            ln_sve_welford(LN_SVE_XS(i + vl, 1), rc, &m1, &q1);
         if (p->rv > 2)
-            ln_sve_welford(LN_SVE_XS(i + 2 * vl), rc, &m2, &q2);
+            ln_sve_welford(LN_SVE_XS(i + 2 * vl, 2), rc, &m2, &q2);
     }
-    ln_sve_merge(&m0, &q0, m1, q1, svdup_n_f32(p->acc_f1[0]), svdup_n_f32(p->acc_f2[0]));
-    ln_sve_merge(&m2, &q2, m3, q3, svdup_n_f32(p->acc_f1[1]), svdup_n_f32(p->acc_f2[1]));
-    ln_sve_merge(&m0, &q0, m2, q2, svdup_n_f32(p->acc_f1[2]), svdup_n_f32(p->acc_f2[2]));
-    if (p->t) { /* lanes past the row load 0 (-s after the shift, finite), f1 = f2 = 0 */
+    LN_SVE_RC(0);
+    LN_SVE_RC(1);
+    LN_SVE_RC(2);
+    LN_SVE_RC(3);
+    ln_sve_merge(s0, &m0, &qo0, s1, m1, qo1, svdup_n_f32(p->acc_f1[0]), svdup_n_f32(p->acc_f2[0]));
+    ln_sve_recenter(&s0, &m0);
+    ln_sve_merge(s2, &m2, &qo2, s3, m3, qo3, svdup_n_f32(p->acc_f1[1]), svdup_n_f32(p->acc_f2[1]));
+    ln_sve_recenter(&s2, &m2);
+    ln_sve_merge(s0, &m0, &qo0, s2, m2, qo2, svdup_n_f32(p->acc_f1[2]), svdup_n_f32(p->acc_f2[2]));
+    ln_sve_recenter(&s0, &m0);
+    if (p->t) { /* a tail lane's value v: the partner (shift v, mean 0, M2 0); lanes past
+                   the row load 0 (finite) and have f1 = f2 = 0 */
         const svbool_t pg = svwhilelt_b32_u64(p->nv * vl, p->n);
-        const svfloat32_t xs = svsub_f32_x(
-            pt, ln_sve_src(pg, x, res, sum, p->nv * vl, bf, hres, hsum), s);
-        ln_sve_merge(&m0, &q0, xs, zero, svdup_n_f32_z(pg, p->tail_f1),
-                     svdup_n_f32_z(pg, p->tail_f2));
+        ln_sve_merge(s0, &m0, &qo0, ln_sve_src(pg, x, res, sum, p->nv * vl, bf, hres, hsum),
+                     zero, zero, svdup_n_f32_z(pg, p->tail_f1), svdup_n_f32_z(pg, p->tail_f2));
+        ln_sve_recenter(&s0, &m0);
     }
     unsigned lv = 0;
     for (size_t w = vl; w > 1; lv++) {
@@ -151,22 +196,38 @@ LN_SVE_AI void ln_sve_row_stats(const ln_sve_plan *p, const void *x, const float
         /* Lane l + h into lane l for l < w - h; the others take an empty partner. */
         const svbool_t pp = svwhilelt_b32_u64(0, w - h);
         const svuint32_t idx = svindex_u32((uint32_t)h, 1);
+        const svfloat32_t sb = svsel_f32(pp, svtbl_f32(s0, idx), s0);
         const svfloat32_t mb = svsel_f32(pp, svtbl_f32(m0, idx), zero);
-        const svfloat32_t qb = svsel_f32(pp, svtbl_f32(q0, idx), zero);
+        const svfloat32_t qb = svsel_f32(pp, svtbl_f32(qo0, idx), zero);
         if (p->uniform)
-            ln_sve_merge(&m0, &q0, mb, qb, svdup_n_f32(0.5f), svdup_n_f32(p->lane_u[lv]));
+            ln_sve_merge(s0, &m0, &qo0, sb, mb, qb, svdup_n_f32(0.5f), svdup_n_f32(p->lane_u[lv]));
         else
-            ln_sve_merge(&m0, &q0, mb, qb, svld1_f32(pt, p->lane_f1[lv]),
+            ln_sve_merge(s0, &m0, &qo0, sb, mb, qb, svld1_f32(pt, p->lane_f1[lv]),
                          svld1_f32(pt, p->lane_f2[lv]));
+        ln_sve_recenter(&s0, &m0);
         w = h;
     }
     /* Correctly rounded divide and sqrt, in float as the fixed-width kernels do. */
     const svbool_t first = svptrue_pat_b32(SV_VL1);
-    const float var = svlastb_f32(first, q0) / (float)p->n;
-    *mean = s0 + svlastb_f32(first, m0);
-    *rstd = 1.0f / sqrtf(var + eps);
+    const float m2f = svlastb_f32(first, qo0);
+    ln_two_sum(svlastb_f32(first, s0), svlastb_f32(first, m0), mean, dmean);
+    *rstd = 1.0f / sqrtf(m2f / (float)p->n + eps);
+    if (ln_stats_out_of_range(m2f, p->n, eps))
+        ln_rescue_row(bf ? ln_sve_get_bf16 : ln_sve_get_f32, hsum ? (const void *)sum : x,
+                      hres && !hsum ? res : NULL, p->n, 0, eps, mean, dmean, rstd);
 }
 
+/* Mean and rstd only (the bf16 kernel centers on the float mean: its outputs round to
+   8 bits, far coarser than the mean's remainder). */
+LN_SVE_AI void ln_sve_row_stats(const ln_sve_plan *p, const void *x, const float *res,
+                                float *sum, float eps, float *mean, float *rstd, int bf,
+                                int hres, int hsum)
+{
+    float dmean;
+    ln_sve_row_stats_c(p, x, res, sum, eps, mean, &dmean, rstd, bf, hres, hsum);
+}
+
+#undef LN_SVE_RC
 #undef LN_SVE_XS
 
 #endif /* LN_SVE_STATS_H */

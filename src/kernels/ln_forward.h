@@ -12,11 +12,30 @@ LN_INLINE void welford_step(V *m, V *q, V xs, V rc)
     *q = v_fma(d, v_sub(xs, *m), *q);
 }
 
-LN_INLINE void chan_merge(V *ma, V *qa, V mb, V qb, V f1, V f2)
+/* args.nt for float rows; other element types (bf16) store through e_store, normally. */
+#ifdef LN_ELEM_F32
+#define LN_NT(a) ((a)->nt)
+#else
+#define LN_NT(a) 0u
+#endif
+
+/* Chan's merge of lane statistics kept as shift + mean (the lane's mean is sa + ma): the
+   means' difference d = (sb - sa) + (mb - ma) is formed from the small parts, so it
+   keeps its precision when the shifts are large and close (offset rows). */
+LN_INLINE void chan_merge(V sa, V *ma, V *qa, V sb, V mb, V qb, V f1, V f2)
 {
-    const V d = v_sub(mb, *ma);
+    const V d = v_add(v_sub(sb, sa), v_sub(mb, *ma));
     *ma = v_fma(d, f1, *ma);
     *qa = v_fma(v_mul(d, f2), d, v_add(*qa, qb));
+}
+
+/* Moves a lane's running mean into its shift, exactly (two-sum: s + m == s' + m' in
+   real numbers), so the running mean stays near 0 and its roundings stay small. */
+LN_INLINE void ln_recenter(V *s, V *m)
+{
+    const V t = v_add(*s, *m), bb = v_sub(t, *s);
+    *m = v_add(v_sub(*s, v_sub(t, bb)), v_sub(*m, bb));
+    *s = t;
 }
 
 /*
@@ -41,15 +60,17 @@ LN_INLINE V src_vec(const ln_src *s, size_t off, int tail, VM tm, int resid)
     return v;
 }
 
-/* y = (v - mean) * (rstd * gamma) + beta, centered: a constant row gives 0 * s + beta.
-   v is x[i], or x[i] + r2[i] when `two` (the residual not stored anywhere). */
+/* y = ((v - mean) - dmean) * (rstd * gamma) + beta, centered on the mean's float value
+   and its remainder (row_stats): a constant row gives 0 * s + beta. RMSNorm (ctr = 0)
+   takes v itself. v is x[i], or x[i] + r2[i] when `two` (the residual not stored). */
 LN_INLINE V apply_one(const LN_ELEM *x, const LN_ELEM *r2, const float *g, const float *b,
-                      size_t i, VM tm, int tail, V mv, V rs, int hg, int hb, int two)
+                      size_t i, VM tm, int tail, V mv, V dv, V rs, int hg, int hb, int two,
+                      int ctr)
 {
     V v = eload_t(x + i, tail, tm);
     if (two)
         v = v_add(v, eload_t(r2 + i, tail, tm));
-    const V c = v_sub(v, mv);
+    const V c = ctr ? v_sub(v_sub(v, mv), dv) : v;
     const V sc = hg ? v_mul(rs, load_t(g + i, tail, tm)) : rs;
     if (hb)
         return v_fma(c, sc, load_t(b + i, tail, tm));
@@ -67,7 +88,7 @@ typedef struct ln_fuse {
     const LN_ELEM *x[LN_RMAX];
     const float *g, *b;
     LN_ELEM *y[LN_RMAX];
-    V mv[LN_RMAX], rs[LN_RMAX];
+    V mv[LN_RMAX], dv[LN_RMAX], rs[LN_RMAX];
 } ln_fuse;
 
 LN_INLINE void fuse_vec(const ln_fuse *f, unsigned R, size_t i, int tail, VM tm)
@@ -75,7 +96,8 @@ LN_INLINE void fuse_vec(const ln_fuse *f, unsigned R, size_t i, int tail, VM tm)
 #pragma GCC unroll 4
     for (unsigned r = 0; r < R; r++)
         estore_t(f->y[r] + i,
-                apply_one(f->x[r], NULL, f->g, f->b, i, tm, tail, f->mv[r], f->rs[r], 1, 1, 0),
+                apply_one(f->x[r], NULL, f->g, f->b, i, tm, tail, f->mv[r], f->dv[r], f->rs[r], 1,
+                          1, 0, 1),
                 tail, tm);
 }
 
@@ -84,53 +106,101 @@ LN_INLINE void fuse_vec2(const ln_fuse *f, unsigned R, size_t i, VM tm)
 {
 #pragma GCC unroll 4
     for (unsigned r = 0; r < R; r++) {
-        const V y0 = apply_one(f->x[r], NULL, f->g, f->b, i, tm, 0, f->mv[r], f->rs[r], 1, 1, 0);
-        const V y1 =
-            apply_one(f->x[r], NULL, f->g, f->b, i + LN_W, tm, 0, f->mv[r], f->rs[r], 1, 1, 0);
+        const V y0 = apply_one(f->x[r], NULL, f->g, f->b, i, tm, 0, f->mv[r], f->dv[r],
+                               f->rs[r], 1, 1, 0, 1);
+        const V y1 = apply_one(f->x[r], NULL, f->g, f->b, i + LN_W, tm, 0, f->mv[r], f->dv[r],
+                               f->rs[r], 1, 1, 0, 1);
         e_store2(f->y[r] + i, y0, y1);
     }
 }
 
+/* The row's i-th value for the rescue: p[i], plus q[i] (float addition) when q. */
+static float ln_get_src(const void *p, const void *q, size_t i)
+{
+    const float v = e_get((const LN_ELEM *)p + i);
+    return q ? v + e_get((const LN_ELEM *)q + i) : v;
+}
+
+/* A row whose float statistics left their range, redone in double (kernels/plan.h). The
+   source as the apply pass reads it: the stored sum, else x (+ residual). */
+LN_INLINE void row_rescue(const ln_src *src, unsigned r, size_t n, int resid, int rms,
+                          float eps, float *mean, float *dmean, float *rstd)
+{
+    const size_t o = r * src->ld;
+    const LN_ELEM *p = src->sum ? src->sum + o : src->x + o;
+    const LN_ELEM *q = resid && !src->sum ? src->res + o : NULL;
+    ln_rescue_row(ln_get_src, p, q, n, rms, eps, mean, dmean, rstd);
+}
+
 /*
- * Mean and rstd of R rows with K accumulators each. The values are shifted by the row's
- * first value, so the running means stay near the spread instead of the offset (rows
- * with |mean| >> std keep their precision; a constant row stays exactly 0).
+ * Mean and rstd of R rows with K accumulators each, Welford per lane on values shifted
+ * by a per-lane shift: first the row's first value, then the lane's own running mean,
+ * moved into the shift exactly (ln_recenter) after blocks 1, 4 and every LN_RECENTER
+ * blocks (ln_recenter_after: a far first value or a lane's outlier moves the lane's mean
+ * by ~1/N of its distance, so early re-centerings catch it up), and around every merge. The
+ * running mean m thus stays near the spread of the last blocks, never near the offset
+ * or a far first value, so its roundings are ~2^-24 of sigma (rows with |mean| >> sigma
+ * keep their precision; a constant row stays exactly 0). Why that matters: with a fixed
+ * shift s, m ~ mean - s and every update rounds by 2^-24 |m|; over k updates of a lane
+ * that is ~2^-24 |m| sqrt(k)/3, i.e. ~1e-6 sigma at k = 2048 for a randn row and far
+ * more when s is an outlier. After a re-centering the shifted values x - s are exact for
+ * offset rows (Sterbenz) and m moves only by the new blocks' drift.
+ * The mean leaves as mean + dmean (the float mean and the exact remainder of the lane
+ * sum s + m, two-sum), which the apply centers on: (x - mean) - dmean, with x - mean
+ * exact or within 2^-24 of |x - mean|.
  * Each row's operations and their order depend only on cols and K, never on R: grouping
  * rows only interleaves independent instruction streams.
- * Range (layernorm.h: finite while |x_i - mean| < 1e19/sqrt(n)): every M2 is a sum of
- * squared deviations from a partial mean, at most n (1e19/sqrt(n))^2 = 1e38 < FLT_MAX,
- * and each product d*(d*f2) or d*(x - m) has |d| below twice the bound; the shifted
- * values x - x_0 are below twice the bound too. Nothing squares an unshifted x.
+ * Range: M2 overflows once |x_i - mean| >~ 1e19/sqrt(n) and underflows for tiny rows;
+ * such a row is noticed (ln_stats_out_of_range) and redone in double (row_rescue).
  */
 LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsigned K,
-                         int resid, float eps, float *mean, float *rstd, const ln_fuse *fz)
+                         int resid, float eps, float *mean, float *dmean, float *rstd,
+                         const ln_fuse *fz)
 {
-    V m[LN_RMAX][LN_KMAX], q[LN_RMAX][LN_KMAX], s[LN_RMAX];
-    float s0[LN_RMAX];
+    V m[LN_RMAX][LN_KMAX], q[LN_RMAX][LN_KMAX], s[LN_RMAX][LN_KMAX], qo[LN_RMAX][LN_KMAX];
     const size_t ld = src->ld;
 #pragma GCC unroll 4
     for (unsigned r = 0; r < R; r++) {
         /* Read before the pass stores s over a residual that is also sum. */
-        s0[r] = resid ? e_get(src->x + r * ld) + e_get(src->res + r * ld) : e_get(src->x + r * ld);
-        s[r] = v_set1(s0[r]);
+        const float s0 =
+            resid ? e_get(src->x + r * ld) + e_get(src->res + r * ld) : e_get(src->x + r * ld);
 #pragma GCC unroll 8
-        for (unsigned j = 0; j < K; j++)
-            m[r][j] = q[r][j] = v_zero();
+        for (unsigned j = 0; j < K; j++) {
+            m[r][j] = q[r][j] = qo[r][j] = v_zero();
+            s[r][j] = v_set1(s0);
+        }
     }
     size_t off = 0;
-    for (size_t b = 0; b < p->nblk; b++, off += K * LN_W) {
-        const V rc = v_set1(ln_recip_of(b + 1));
+    /* Runs of blocks between re-centerings: no branch inside the loop that feeds the
+       accumulators (one there cost ~0.5 instructions per element in spills). */
+    for (size_t b = 0; b < p->nblk;) {
+        const size_t stop = ln_recenter_next(b), end = stop < p->nblk ? stop : p->nblk;
+        for (; b < end; b++, off += K * LN_W) {
+            const V rc = v_set1(ln_recip_of(b + 1));
 #pragma GCC unroll 8
-        for (unsigned j = 0; j < K; j++)
+            for (unsigned j = 0; j < K; j++)
 #pragma GCC unroll 4
-            for (unsigned r = 0; r < R; r++)
-                welford_step(&m[r][j], &q[r][j],
-                             v_sub(src_vec(src, off + r * ld + j * LN_W, 0, p->tmask, resid),
-                                   s[r]), rc);
-        if (fz)
+                for (unsigned r = 0; r < R; r++)
+                    welford_step(&m[r][j], &q[r][j],
+                                 v_sub(src_vec(src, off + r * ld + j * LN_W, 0, p->tmask,
+                                               resid), s[r][j]), rc);
+            if (fz)
 #pragma GCC unroll 8
-            for (unsigned j = 0; j < K; j += 2)
-                fuse_vec2(fz, R, off + j * LN_W, p->tmask);
+                for (unsigned j = 0; j < K; j += 2)
+                    fuse_vec2(fz, R, off + j * LN_W, p->tmask);
+        }
+        if (b == stop)
+#pragma GCC unroll 8
+            for (unsigned j = 0; j < K; j++)
+#pragma GCC unroll 4
+                for (unsigned r = 0; r < R; r++) {
+                    ln_recenter(&s[r][j], &m[r][j]);
+                    /* M2 is the sum of Welford's increments d (x - m'): summed in pieces
+                       of <= LN_RECENTER, then the pieces, its rounding grows with
+                       sqrt(pieces) instead of sqrt(blocks). */
+                    qo[r][j] = v_add(qo[r][j], q[r][j]);
+                    q[r][j] = v_zero();
+                }
     }
     if (p->rv) {
         const V rc = v_set1(ln_recip_of(p->nblk + 1));
@@ -141,7 +211,7 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
                 for (unsigned r = 0; r < R; r++)
                     welford_step(&m[r][j], &q[r][j],
                                  v_sub(src_vec(src, off + r * ld + j * LN_W, 0, p->tmask,
-                                               resid), s[r]), rc);
+                                               resid), s[r][j]), rc);
     }
     if (fz) {
         for (size_t i = off; i < p->nv * LN_W; i += LN_W)
@@ -149,6 +219,17 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
         if (p->t)
             fuse_vec(fz, R, p->nv * LN_W, 1, p->tmask);
     }
+    /* Every merge below starts from re-centered partners and re-centers its result: d and
+       the merged m are then formed from the lanes' small parts only, whatever the row's
+       first value or the lanes' shifts were (a far first value would otherwise leave m
+       ~ its distance, rounded by 2^-24 of it in every merge). */
+#pragma GCC unroll 4
+    for (unsigned r = 0; r < R; r++)
+#pragma GCC unroll 8
+        for (unsigned j = 0; j < K; j++) {
+            q[r][j] = v_add(qo[r][j], q[r][j]);
+            ln_recenter(&s[r][j], &m[r][j]);
+        }
     unsigned mi = 0;
 #pragma GCC unroll 4
     for (unsigned st = 1; st < K; st *= 2)
@@ -156,38 +237,50 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
         for (unsigned j = 0; j + st < K; j += 2 * st, mi++) {
             const V f1 = v_set1(p->acc_f1[mi]), f2 = v_set1(p->acc_f2[mi]);
 #pragma GCC unroll 4
-            for (unsigned r = 0; r < R; r++)
-                chan_merge(&m[r][j], &q[r][j], m[r][j + st], q[r][j + st], f1, f2);
+            for (unsigned r = 0; r < R; r++) {
+                chan_merge(s[r][j], &m[r][j], &q[r][j], s[r][j + st], m[r][j + st],
+                           q[r][j + st], f1, f2);
+                ln_recenter(&s[r][j], &m[r][j]);
+            }
         }
     if (p->t) {
-        /* Masked-off lanes load 0 (then -s after the shift, finite) and have f1 = f2 = 0. */
+        /* A tail lane's one value v is the partner (shift v, mean 0, M2 0). Masked-off
+           lanes load 0 (finite) and have f1 = f2 = 0. */
         const V f1 = v_load(p->tail_f1), f2 = v_load(p->tail_f2);
 #pragma GCC unroll 4
-        for (unsigned r = 0; r < R; r++)
-            chan_merge(&m[r][0], &q[r][0],
-                       v_sub(src_vec(src, p->nv * LN_W + r * ld, 1, p->tmask, resid), s[r]),
+        for (unsigned r = 0; r < R; r++) {
+            chan_merge(s[r][0], &m[r][0], &q[r][0],
+                       src_vec(src, p->nv * LN_W + r * ld, 1, p->tmask, resid), v_zero(),
                        v_zero(), f1, f2);
+            ln_recenter(&s[r][0], &m[r][0]);
+        }
     }
 #pragma GCC unroll 4
     for (unsigned lv = 0; lv < LN_LOG2W; lv++) {
         const V f1 = p->t ? v_load(p->lane_f1[lv]) : v_set1(0.5f);
         const V f2 = p->t ? v_load(p->lane_f2[lv]) : v_set1(p->lane_u[lv]);
 #pragma GCC unroll 4
-        for (unsigned r = 0; r < R; r++)
-            chan_merge(&m[r][0], &q[r][0], v_fold(m[r][0], lv), v_fold(q[r][0], lv), f1, f2);
+        for (unsigned r = 0; r < R; r++) {
+            const V sb = v_fold(s[r][0], lv);
+            chan_merge(s[r][0], &m[r][0], &q[r][0], sb, v_fold(m[r][0], lv),
+                       v_fold(q[r][0], lv), f1, f2);
+            ln_recenter(&s[r][0], &m[r][0]);
+        }
     }
 #pragma GCC unroll 4
     for (unsigned r = 0; r < R; r++) {
+        const float m2 = v_lane0(q[r][0]);
+        ln_two_sum(v_lane0(s[r][0]), v_lane0(m[r][0]), &mean[r], &dmean[r]);
         /* Correctly rounded divide and sqrt: no reciprocal-sqrt estimate. */
-        const float var = v_lane0(q[r][0]) / (float)p->n;
-        mean[r] = s0[r] + v_lane0(m[r][0]);
-        rstd[r] = 1.0f / sqrtf(var + eps);
+        rstd[r] = 1.0f / sqrtf(m2 / (float)p->n + eps);
+        if (ln_stats_out_of_range(m2, p->n, eps))
+            row_rescue(src, r, p->n, resid, 0, eps, &mean[r], &dmean[r], &rstd[r]);
     }
 }
 
 /* RMSNorm: the mean square from K accumulators per row, summed in a fixed tree. */
 LN_INLINE void row_ms(const ln_plan *p, const ln_src *src, unsigned R, unsigned K, int resid,
-                      float eps, float *mean, float *rstd)
+                      float eps, float *mean, float *dmean, float *rstd)
 {
     V q[LN_RMAX][LN_KMAX];
     const size_t ld = src->ld;
@@ -196,8 +289,14 @@ LN_INLINE void row_ms(const ln_plan *p, const ln_src *src, unsigned R, unsigned 
 #pragma GCC unroll 8
         for (unsigned j = 0; j < K; j++)
             q[r][j] = v_zero();
+    V qo[LN_RMAX][LN_KMAX], qc[LN_RMAX][LN_KMAX];
+#pragma GCC unroll 4
+    for (unsigned r = 0; r < R; r++)
+#pragma GCC unroll 8
+        for (unsigned j = 0; j < K; j++)
+            qo[r][j] = qc[r][j] = v_zero();
     size_t off = 0;
-    for (size_t b = 0; b < p->nblk; b++, off += K * LN_W)
+    for (size_t b = 0; b < p->nblk; b++, off += K * LN_W) {
 #pragma GCC unroll 8
         for (unsigned j = 0; j < K; j++)
 #pragma GCC unroll 4
@@ -205,6 +304,28 @@ LN_INLINE void row_ms(const ln_plan *p, const ln_src *src, unsigned R, unsigned 
                 const V v = src_vec(src, off + r * ld + j * LN_W, 0, p->tmask, resid);
                 q[r][j] = v_fma(v, v, q[r][j]);
             }
+        /* Squares summed in pieces of LN_RECENTER blocks, then the pieces (compensated):
+           positive terms of one size round coherently, up to ~2^-24 k for a k-term running
+           sum (a 2048-term lane sum of an offset row was off by ~100 ulps); in pieces the
+           error is that of LN_RECENTER terms, plus the pieces' sum's ~2^-48. */
+        if (b % LN_RECENTER == LN_RECENTER - 1)
+#pragma GCC unroll 8
+            for (unsigned j = 0; j < K; j++)
+#pragma GCC unroll 4
+                for (unsigned r = 0; r < R; r++) {
+                    /* Kahan: the pieces' sum keeps its lost low part in qc. */
+                    const V y = v_sub(q[r][j], qc[r][j]), t = v_add(qo[r][j], y);
+                    qc[r][j] = v_sub(v_sub(t, qo[r][j]), y);
+                    qo[r][j] = t;
+                    q[r][j] = v_zero();
+                }
+    }
+    if (p->nblk >= LN_RECENTER)
+#pragma GCC unroll 4
+        for (unsigned r = 0; r < R; r++)
+#pragma GCC unroll 8
+            for (unsigned j = 0; j < K; j++)
+                q[r][j] = v_add(qo[r][j], v_sub(q[r][j], qc[r][j]));
 #pragma GCC unroll 8
     for (unsigned j = 0; j < K; j++)
         if (j < p->rv)
@@ -228,47 +349,78 @@ LN_INLINE void row_ms(const ln_plan *p, const ln_src *src, unsigned R, unsigned 
                 q[r][j] = v_add(q[r][j], q[r][j + st]);
 #pragma GCC unroll 4
     for (unsigned r = 0; r < R; r++) {
-        mean[r] = 0.0f;
-        rstd[r] = 1.0f / sqrtf(hsum(q[r][0]) / (float)p->n + eps);
+        const float ss = hsum(q[r][0]);
+        mean[r] = dmean[r] = 0.0f;
+        rstd[r] = 1.0f / sqrtf(ss / (float)p->n + eps);
+        /* |x| above ~1e19/sqrt(n) overflows the squares, below ~1e-15 they underflow. */
+        if (ln_stats_out_of_range(ss, p->n, eps))
+            row_rescue(src, r, p->n, resid, 1, eps, &mean[r], &dmean[r], &rstd[r]);
     }
 }
 
+/* What the apply pass of one row needs: the center (mean + dmean) and rstd. */
+typedef struct ln_rowc {
+    float mean, dmean, rstd;
+} ln_rowc;
+
 LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, const float *g,
-                           const float *b, LN_ELEM *y, float mean, float rstd, int hg, int hb,
-                           int two)
+                           const float *b, LN_ELEM *y, ln_rowc c, int hg, int hb, int two,
+                           int ctr, int nt)
 {
-    const V mv = v_set1(mean), rs = v_set1(rstd);
+    const V mv = v_set1(c.mean), dv = v_set1(c.dmean), rs = v_set1(c.rstd);
     const VM tm = p->tmask;
     const size_t n = p->n;
     size_t i = 0;
+#ifdef LN_ELEM_F32
+    /* args.nt: streaming stores from the first LN_VALIGN boundary of y on; the head before
+       it and the tail after the last full vector go out masked, with normal stores. The
+       values are those of the loop below, element by element. */
+    const uintptr_t mis = (uintptr_t)y % LN_VALIGN;
+    const size_t head = (LN_VALIGN - mis) % LN_VALIGN / sizeof(float);
+    if (nt && mis % sizeof(float) == 0 && head + LN_W <= n) {
+        if (head)
+            v_storem(y, v_tailmask((unsigned)head),
+                     apply_one(x, r2, g, b, 0, v_tailmask((unsigned)head), 1, mv, dv, rs, hg,
+                               hb, two, ctr));
+        for (i = head; i + LN_W <= n; i += LN_W)
+            v_stream(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
+        if (i < n) {
+            const VM em = v_tailmask((unsigned)(n - i));
+            v_storem(y + i, em, apply_one(x, r2, g, b, i, em, 1, mv, dv, rs, hg, hb, two, ctr));
+        }
+        return;
+    }
+#else
+    (void)nt;
+#endif
     for (; i + 4 * LN_W <= n; i += 4 * LN_W) {
-        const V y0 = apply_one(x, r2, g, b, i, tm, 0, mv, rs, hg, hb, two);
-        const V y1 = apply_one(x, r2, g, b, i + LN_W, tm, 0, mv, rs, hg, hb, two);
-        const V y2 = apply_one(x, r2, g, b, i + 2 * LN_W, tm, 0, mv, rs, hg, hb, two);
-        const V y3 = apply_one(x, r2, g, b, i + 3 * LN_W, tm, 0, mv, rs, hg, hb, two);
+        const V y0 = apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr);
+        const V y1 = apply_one(x, r2, g, b, i + LN_W, tm, 0, mv, dv, rs, hg, hb, two, ctr);
+        const V y2 = apply_one(x, r2, g, b, i + 2 * LN_W, tm, 0, mv, dv, rs, hg, hb, two, ctr);
+        const V y3 = apply_one(x, r2, g, b, i + 3 * LN_W, tm, 0, mv, dv, rs, hg, hb, two, ctr);
         e_store2(y + i, y0, y1);
         e_store2(y + i + 2 * LN_W, y2, y3);
     }
     for (; i + LN_W <= n; i += LN_W)
-        e_store(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, rs, hg, hb, two));
+        e_store(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
     if (i < n)
-        e_storem(y + i, tm, apply_one(x, r2, g, b, i, tm, 1, mv, rs, hg, hb, two));
+        e_storem(y + i, tm, apply_one(x, r2, g, b, i, tm, 1, mv, dv, rs, hg, hb, two, ctr));
 }
 
 /* The NULL-gamma / NULL-beta cases get their own loops: no loads of implicit ones. */
-static void apply_row(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, const float *g,
-                      const float *b, LN_ELEM *y, float mean, float rstd)
+LN_INLINE void apply_row(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, const float *g,
+                         const float *b, LN_ELEM *y, ln_rowc c, int ctr, int nt)
 {
     if (r2)
-        apply_row_t(p, x, r2, g, b, y, mean, rstd, g != NULL, b != NULL, 1);
+        apply_row_t(p, x, r2, g, b, y, c, g != NULL, b != NULL, 1, ctr, nt);
     else if (g && b)
-        apply_row_t(p, x, r2, g, b, y, mean, rstd, 1, 1, 0);
+        apply_row_t(p, x, r2, g, b, y, c, 1, 1, 0, ctr, nt);
     else if (g)
-        apply_row_t(p, x, r2, g, b, y, mean, rstd, 1, 0, 0);
+        apply_row_t(p, x, r2, g, b, y, c, 1, 0, 0, ctr, nt);
     else if (b)
-        apply_row_t(p, x, r2, g, b, y, mean, rstd, 0, 1, 0);
+        apply_row_t(p, x, r2, g, b, y, c, 0, 1, 0, ctr, nt);
     else
-        apply_row_t(p, x, r2, g, b, y, mean, rstd, 0, 0, 0);
+        apply_row_t(p, x, r2, g, b, y, c, 0, 0, 0, ctr, nt);
 }
 
 /* mode: bit 0 RMSNorm, bit 1 residual (constants per instantiation). */
@@ -279,16 +431,17 @@ LN_INLINE void forward_group(const ln_body_fwd_args *a, const ln_plan *p, size_t
     const size_t ld = a->ldx;
     const ln_src src = {a->x + r * ld, resid ? a->residual + r * ld : NULL,
                         resid && a->sum ? a->sum + r * ld : NULL, ld};
-    float mean[LN_RMAX], rstd[LN_RMAX];
+    float mean[LN_RMAX], dmean[LN_RMAX], rstd[LN_RMAX];
     if (rms)
-        row_ms(p, &src, R, K, resid, a->eps, mean, rstd);
+        row_ms(p, &src, R, K, resid, a->eps, mean, dmean, rstd);
     else
-        row_stats(p, &src, R, K, resid, a->eps, mean, rstd, NULL);
+        row_stats(p, &src, R, K, resid, a->eps, mean, dmean, rstd, NULL);
     for (unsigned i = 0; i < R; i++) {
         /* The apply pass reads s back from sum when stored, else recomputes x + residual. */
         const LN_ELEM *v1 = src.sum ? src.sum + i * ld : src.x + i * ld;
         const LN_ELEM *v2 = resid && !src.sum ? src.res + i * ld : NULL;
-        apply_row(p, v1, v2, a->gamma, a->beta, a->y + (r + i) * a->ldy, mean[i], rstd[i]);
+        const ln_rowc c = {mean[i], dmean[i], rstd[i]};
+        apply_row(p, v1, v2, a->gamma, a->beta, a->y + (r + i) * a->ldy, c, !rms, LN_NT(a));
         if (a->mean)
             a->mean[r + i] = mean[i];
         if (a->rstd)
@@ -319,9 +472,9 @@ LN_INLINE size_t forward_pipelined(const ln_body_fwd_args *a, const ln_plan *p, 
     if (r1 - r0 < R)
         return r0;
     const size_t ld = a->ldx;
-    float mean[LN_RMAX], rstd[LN_RMAX];
+    float mean[LN_RMAX], dmean[LN_RMAX], rstd[LN_RMAX];
     ln_src src = {a->x + r0 * ld, NULL, NULL, ld};
-    row_stats(p, &src, R, K, 0, a->eps, mean, rstd, NULL);
+    row_stats(p, &src, R, K, 0, a->eps, mean, dmean, rstd, NULL);
     for (size_t r = r0;; r += R) {
         ln_fuse fz = {.g = a->gamma, .b = a->beta};
         for (unsigned i = 0; i < R; i++) {
@@ -332,23 +485,27 @@ LN_INLINE size_t forward_pipelined(const ln_body_fwd_args *a, const ln_plan *p, 
             fz.x[i] = a->x + (r + i) * ld;
             fz.y[i] = a->y + (r + i) * a->ldy;
             fz.mv[i] = v_set1(mean[i]);
+            fz.dv[i] = v_set1(dmean[i]);
             fz.rs[i] = v_set1(rstd[i]);
         }
         if (r1 - r < 2 * R) {
-            for (unsigned i = 0; i < R; i++)
-                apply_row(p, fz.x[i], NULL, fz.g, fz.b, fz.y[i], mean[i], rstd[i]);
+            for (unsigned i = 0; i < R; i++) {
+                const ln_rowc c = {mean[i], dmean[i], rstd[i]};
+                apply_row(p, fz.x[i], NULL, fz.g, fz.b, fz.y[i], c, 1, 0);
+            }
             return r + R;
         }
         src.x = a->x + (r + R) * ld;
-        row_stats(p, &src, R, K, 0, a->eps, mean, rstd, &fz);
+        row_stats(p, &src, R, K, 0, a->eps, mean, dmean, rstd, &fz);
     }
 }
 
 static void forward_plain(const ln_body_fwd_args *a, const ln_plan *p, size_t r0, size_t r1)
 {
     /* Short rows are bound by their reductions' latency instead, which interleaving
-       rows hides better (pipelining 4-row groups spilled and ran 1.4x slower). */
-    if (a->gamma && a->beta && p->n > LN_SMALL_COLS)
+       rows hides better (pipelining 4-row groups spilled and ran 1.4x slower). Streamed
+       outputs (args.nt) go through the separate apply pass, which has the NT stores. */
+    if (a->gamma && a->beta && p->n > LN_SMALL_COLS && !LN_NT(a))
         forward_pipelined(a, p, r0, r1, 1, LN_KBIG);
     else
         forward_rows(a, p, r0, r1, 0);
@@ -377,6 +534,10 @@ static void forward_kernel(const ln_body_fwd_args *a, size_t r0, size_t r1)
     plan_init(&p, a->cols, a->cols <= LN_SMALL_COLS ? LN_KSMALL : LN_KBIG);
     const unsigned mode = ((a->flags & LN_FLAG_RMS_NORM) ? 1u : 0u) | (a->residual ? 2u : 0u);
     variants[mode](a, &p, r0, r1);
+#ifdef LN_ELEM_F32
+    if (LN_NT(a))
+        v_nt_fence(); /* the streamed lines are visible before the call returns */
+#endif
 }
 
 #endif /* LN_KERNELS_FORWARD_H */

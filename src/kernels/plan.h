@@ -11,6 +11,7 @@
  * coefficients of those merges depend only on cols and the lane count: these functions
  * compute them once per call, from the counts each side has seen.
  */
+#include <math.h>
 #include <stddef.h>
 
 /* 1/c for the Welford update counts c = 1..256, folded by the compiler with the same
@@ -94,6 +95,72 @@ static inline void ln_plan_lanes(size_t nv, unsigned t, unsigned w, float *f1, f
         }
         v = h;
     }
+}
+
+/* Blocks between re-centerings of the statistics' shifts (see ln_recenter in the bodies). */
+#define LN_RECENTER 16
+
+/* Re-center after block b (0-based)? After blocks 1 and 4, then every LN_RECENTER: a far
+   first value moves a lane's mean by ~1/N of its distance after N blocks, so the early
+   re-centerings catch up with it while the roundings are still small (1, 2, 4, 8 measured
+   within 2.8 ulps of rstd on first-value outliers, 1, 4 within 3.9, every 16 alone 6.6;
+   each run boundary costs spills: 1, 2, 4, 8 was +0.2 instructions per element at 768). */
+static inline int ln_recenter_after(size_t b)
+{
+    return b == 0 || b == 3 || b % LN_RECENTER == LN_RECENTER - 1;
+}
+
+/* The first block after block b's run: the next b' > b with ln_recenter_after(b' - 1). */
+static inline size_t ln_recenter_next(size_t b)
+{
+    return b < 1 ? 1 : b < 4 ? 4 : (b / LN_RECENTER + 1) * LN_RECENTER;
+}
+
+/*
+ * The float statistics left their range when M2 (or RMSNorm's sum of squares) overflowed
+ * (Inf, or NaN from Inf - Inf: |x - mean| above ~1e19/sqrt(n), or |x| for RMSNorm) or
+ * when var + eps fell below 2^-100, where the squares underflowed into the subnormals:
+ * there M2 carries an absolute error of up to ~3n 2^-150 (one rounding per operation), so
+ * var is off by ~3 2^-150 -- below 2^-48 of var + eps whenever var + eps >= 2^-100, the
+ * test's threshold. A NaN input also lands here, and stays NaN. One compare per row.
+ */
+static inline int ln_stats_out_of_range(float m2, size_t n, float eps)
+{
+    return !(m2 <= 3.0e38f) || m2 / (float)n + eps < 0x1p-100f;
+}
+
+/*
+ * The rare row out of range, redone in double (range 1e308: squares of any float, and of
+ * any float's difference, are finite and normal): mean by a sum, then M2 about it (two
+ * passes; a double sum of n <= 2^20 floats errs by < 2^-33 relative, far below float).
+ * The mean goes out as mean + dmean, dmean = the double mean minus the float one rounded
+ * to float, so the apply centers on it as precisely as on the fast path's. get(p, q, i)
+ * gives the row's i-th value as float.
+ */
+typedef float (*ln_row_get)(const void *p, const void *q, size_t i);
+static inline void ln_rescue_row(ln_row_get get, const void *p, const void *q, size_t n,
+                                 int rms, float eps, float *mean, float *dmean, float *rstd)
+{
+    double s = 0.0, v = 0.0;
+    if (!rms)
+        for (size_t i = 0; i < n; i++)
+            s += (double)get(p, q, i);
+    const double m = s / (double)n;
+    for (size_t i = 0; i < n; i++) {
+        const double d = (double)get(p, q, i) - m;
+        v += d * d;
+    }
+    *mean = (float)m;
+    *dmean = (float)(m - (double)*mean);
+    *rstd = (float)(1.0 / sqrt(v / (double)n + (double)eps));
+}
+
+/* a + b = *hi + *lo exactly (Knuth's two-sum; any magnitudes, no branch). */
+static inline void ln_two_sum(float a, float b, float *hi, float *lo)
+{
+    const float s = a + b, bb = s - a;
+    *hi = s;
+    *lo = (a - (s - bb)) + (b - bb);
 }
 
 #endif /* LN_KERNELS_PLAN_H */

@@ -1,0 +1,62 @@
+/* test_nt_bytes.c - LN_NT_BYTES parsing, and the runner's streamed forward against the plain one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ln_internal.h"
+#include "testutil.h"
+
+/* argv[1]: the threshold LN_NT_BYTES must give, or "default": min(LLC, 32 MiB). */
+static const char *g_expect;
+
+static void threshold_is_parsed(void **state)
+{
+    (void)state;
+    const size_t llc = ln_cpu_llc_bytes(), cap = (size_t)32 << 20;
+    const size_t want = strcmp(g_expect, "default") == 0 ? (llc && llc < cap ? llc : cap)
+                                                         : (size_t)strtoull(g_expect, NULL, 10);
+    assert_int_equal(ln_nt_bytes(), want);
+}
+
+/* Through the runner (which sets args.nt when the outputs reach the threshold) against the
+   active kernel called directly with nt = 0: bitwise the same y, mean, rstd, for a y
+   misaligned by one float and an odd ldy. */
+static void runner_output_same_bits(void **state)
+{
+    (void)state;
+    const size_t rows = 7, cols = 1000, ld = 1003;
+    float *x = malloc(rows * ld * sizeof *x), *g = malloc(cols * sizeof *g);
+    float *b = malloc(cols * sizeof *b), *y1 = calloc(rows * ld + 1, sizeof *y1);
+    float *y2 = calloc(rows * ld + 1, sizeof *y2), m1[7], r1[7], m2[7], r2[7];
+    assert_true(x && g && b && y1 && y2);
+    tu_rng rng = {9};
+    tu_fill_normal(&rng, x, rows * ld, 1.0, 2.0);
+    tu_fill_normal(&rng, g, cols, 0.0, 1.0);
+    tu_fill_normal(&rng, b, cols, 0.0, 1.0);
+    const ln_fwd_args a = {.x = x, .ldx = ld, .gamma = g, .beta = b, .y = y1 + 1, .ldy = ld,
+                           .mean = m1, .rstd = r1, .cols = cols, .eps = 1e-5f};
+    ln_forward_run(ln_active(), &a, rows);
+    ln_fwd_args d = a;
+    d.y = y2 + 1, d.mean = m2, d.rstd = r2;
+    ln_active()->forward(&d, 0, rows);
+    assert_memory_equal(y1, y2, (rows * ld + 1) * sizeof *y1);
+    assert_memory_equal(m1, m2, sizeof m1);
+    assert_memory_equal(r1, r2, sizeof r1);
+    free(x), free(g), free(b), free(y1), free(y2);
+}
+
+int main(int argc, char **argv)
+{
+    g_expect = argc > 1 ? argv[1] : "default";
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(threshold_is_parsed),
+        cmocka_unit_test(runner_output_same_bits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
