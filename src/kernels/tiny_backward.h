@@ -2,7 +2,23 @@
 #ifndef LN_KERNELS_TINY_BACKWARD_H
 #define LN_KERNELS_TINY_BACKWARD_H
 
+#include <math.h>
+
 #include "kernels/elem.h"
+
+/* The row's own mean for backward: the saved float mean m plus delta = sum(x - m) / n in
+   double, which recovers the rounding of m (|mean| 2^-24, most of x - mean on a row whose
+   mean dwarfs its spread). RMSNorm: 0. */
+static inline double ln_row_mean_double(const LN_ELEM *x, size_t n, float m, int rms)
+{
+    if (rms)
+        return 0.0;
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)e_get(x + i) - (double)m;
+    /* A NaN or Inf in x spoils its own column of dgamma only, as without the correction. */
+    return isfinite(s) ? (double)m + s / (double)n : (double)m;
+}
 
 /*
  * In double as the oracle does: with cols == 2, g - mean(g) is exactly proportional to
@@ -18,7 +34,8 @@ static inline void ln_backward_row_double(const ln_body_bwd_args *a, size_t r, f
     const int rms = (a->flags & LN_FLAG_RMS_NORM) != 0;
     const int acc = (a->flags & LN_FLAG_ACCUMULATE) != 0;
     const LN_ELEM *x = a->x + r * a->ldx, *dy = a->dy + r * a->lddy;
-    const double mean = rms ? 0.0 : (double)a->mean[r], rstd = a->rstd[r];
+    const double mean = ln_row_mean_double(x, n, rms ? 0.0f : a->mean[r], rms);
+    const double rstd = a->rstd[r];
     double sg = 0.0, sx = 0.0;
     for (size_t i = 0; i < n; i++) {
         const double xh = ((double)e_get(x + i) - mean) * rstd;
