@@ -288,6 +288,7 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
         }
         return;
     }
+    _Static_assert(LN_W <= LN_TINY_COLS, "rows shorter than a vector fit the tiny path");
     if (a->cols < LN_W) {
         ln_backward_tiny(a, r0, r1, dg, db);
         return;
