@@ -82,7 +82,7 @@ static void ln_arm_backward(const ln_bwd_args *a, size_t r0, size_t r1, float *d
                           (unsigned)(db != NULL) << 3 | (unsigned)acc << 4;
     if (mode <= 1)
         return; /* no output asked for: nothing to read either */
-    if (n < 4) { /* the shared double-precision rows (kernels/tiny_backward.h) */
+    if (n < LN_TINY_COLS) { /* the shared double-precision rows (kernels/tiny_backward.h) */
         ln_backward_tiny(a, r0, r1, dg, db);
         return;
     }

@@ -203,7 +203,7 @@ LN_AI int bwd_row(const float *dy, const float *x, const float *g, float *dx,
         dx_row(dy, x, g, dx, dgp, dbp, n, &k, hg, wdx, wdg, wdb, wacc, 1);
     else
         dx_row(dy, x, g, dx, dgp, dbp, n, &k, hg, wdx, wdg, wdb, wacc, 0);
-    return ok;
+    return 1;
 }
 
 /* What the rows of a call share, for arm_drivers.h. */

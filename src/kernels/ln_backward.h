@@ -79,8 +79,8 @@ LN_INLINE int bwd_constants(ln_bwd_rows *w, unsigned i, float rstd, double inv_n
 /* Pass B on the vector at column c for R rows: dx (three multiply-adds and a subtraction
    per vector beyond the loads), then the rows' dy xhat and dy added to the partials in row
    order, so the partials never depend on R. Loads precede the store: dx may be dy. */
-LN_INLINE void bwd_apply_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigned R, int first,
-                             int stream)
+LN_INLINE void bwd_apply_vec(const ln_bwd_rows *w, float *restrict dg, float *restrict db,
+                             size_t c, int tail, VM tm, unsigned R, int first, int stream)
 {
 #ifndef LN_ELEM_F32
     (void)stream; /* only float rows stream */
@@ -89,9 +89,9 @@ LN_INLINE void bwd_apply_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigned
     if (w->hg && w->hdx)
         gv = load_t(w->gamma + c, tail, tm);
     if (w->hdg && !first)
-        vdg = load_t(w->dg + c, tail, tm);
+        vdg = load_t(dg + c, tail, tm);
     if (w->hdb && !first)
-        vdb = load_t(w->db + c, tail, tm);
+        vdb = load_t(db + c, tail, tm);
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++) {
         const V dv = eload_t(w->dy[i] + c, tail, tm);
@@ -113,9 +113,9 @@ LN_INLINE void bwd_apply_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigned
         vdb = v_add(vdb, dv);
     }
     if (w->hdg)
-        store_t(w->dg + c, vdg, tail, tm);
+        store_t(dg + c, vdg, tail, tm);
     if (w->hdb)
-        store_t(w->db + c, vdb, tail, tm);
+        store_t(db + c, vdb, tail, tm);
 }
 
 /* Whether row r's operands are all finite. A row holding a NaN or Inf gives NaN where
@@ -133,16 +133,23 @@ static int bwd_row_finite(const ln_body_bwd_args *a, size_t r, int rms)
 }
 
 /* Pass B over columns [c0, n): full vectors from c0 (streamed when `stream`), then the
-   tail under its mask. */
-LN_INLINE void bwd_apply_cols(ln_bwd_rows *w, size_t c0, size_t n, unsigned R, int first,
+   tail under its mask. The partials' pointers are locals: kept in registers. */
+LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigned R, int first,
                               int stream)
 {
+    float *restrict dg = w->dg, *restrict db = w->db;
     const VM tm = v_tailmask((unsigned)((n - c0) % LN_W));
     size_t c = c0;
-    for (; c + LN_W <= n; c += LN_W)
-        bwd_apply_vec(w, c, 0, tm, R, first, stream);
+    for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
+        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream);
+        bwd_apply_vec(w, dg, db, c + LN_W, 0, tm, R, first, stream);
+    }
+    if (c + LN_W <= n) {
+        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream);
+        c += LN_W;
+    }
     if (c < n)
-        bwd_apply_vec(w, c, 1, tm, R, first, 0);
+        bwd_apply_vec(w, dg, db, c, 1, tm, R, first, 0);
 }
 
 /* Lanes before the first LN_VALIGN-aligned float of p, or LN_W when p cannot be aligned
@@ -244,7 +251,7 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
         bwd_apply_cols(&w, 0, n, R, first, 0);
     } else {
         if (h)
-            bwd_apply_vec(&w, 0, 1, v_tailmask(h), R, first, 0);
+            bwd_apply_vec(&w, dg, db, 0, 1, v_tailmask(h), R, first, 0);
         bwd_apply_cols(&w, h, n, R, first, 1);
     }
     return 1;
@@ -264,7 +271,8 @@ LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, do
     return r;
 }
 
-/* R shrinks with cols so that a group's rows stay in L1 between the passes. */
+/* R shrinks with cols so that a group's rows stay near (L1, then L2) between the passes;
+   two rows up to 4096 columns share each vector's partials loads and stores. */
 LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
                              float *dg, float *db, int full, int rms, int acc)
 {
@@ -272,10 +280,25 @@ LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t
     size_t r = r0;
     if (p->n <= LN_SMALL_COLS)
         r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc);
-    else if (p->n <= 1024)
+    else if (p->n <= 4096)
         r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc);
     backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc);
 }
+
+/* One function per instantiation: each gets its own register allocation (inlined into
+   one, the pass-B loops spilled their pointers). */
+#define LN_BWD_ROWS_FN(name, full, rms, acc)                                                  \
+    static __attribute__((noinline)) void name(const ln_body_bwd_args *a, const ln_plan *p,   \
+                                               size_t r0, size_t r1, float *dg, float *db)    \
+    {                                                                                         \
+        backward_rows(a, p, r0, r1, dg, db, full, rms, acc);                                  \
+    }
+LN_BWD_ROWS_FN(bwd_rows_full, 1, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_rms, 1, 1, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_acc, 1, 0, 1)
+LN_BWD_ROWS_FN(bwd_rows_full_rms_acc, 1, 1, 1)
+LN_BWD_ROWS_FN(bwd_rows_any, 0, 0, (a->dx && (a->flags & LN_FLAG_ACCUMULATE)))
+LN_BWD_ROWS_FN(bwd_rows_any_rms, 0, 1, (a->dx && (a->flags & LN_FLAG_ACCUMULATE)))
 
 static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
 {
@@ -289,7 +312,7 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
         return;
     }
     _Static_assert(LN_W <= LN_TINY_COLS, "rows shorter than a vector fit the tiny path");
-    if (a->cols < LN_W) {
+    if (a->cols < LN_TINY_COLS) { /* short rows: cancellation a float path cannot resolve */
         ln_backward_tiny(a, r0, r1, dg, db);
         return;
     }
@@ -300,17 +323,17 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
     /* The training cases get loops with every operand and flag a constant. */
     if (a->gamma && a->dx && dg && db) {
         if (!rms && !acc)
-            backward_rows(a, &p, r0, r1, dg, db, 1, 0, 0);
+            bwd_rows_full(a, &p, r0, r1, dg, db);
         else if (rms && !acc)
-            backward_rows(a, &p, r0, r1, dg, db, 1, 1, 0);
+            bwd_rows_full_rms(a, &p, r0, r1, dg, db);
         else if (!rms)
-            backward_rows(a, &p, r0, r1, dg, db, 1, 0, 1);
+            bwd_rows_full_acc(a, &p, r0, r1, dg, db);
         else
-            backward_rows(a, &p, r0, r1, dg, db, 1, 1, 1);
+            bwd_rows_full_rms_acc(a, &p, r0, r1, dg, db);
     } else if (rms) {
-        backward_rows(a, &p, r0, r1, dg, db, 0, 1, acc);
+        bwd_rows_any_rms(a, &p, r0, r1, dg, db);
     } else {
-        backward_rows(a, &p, r0, r1, dg, db, 0, 0, acc);
+        bwd_rows_any(a, &p, r0, r1, dg, db);
     }
     if (bwd_nt(a) && a->dx && !acc)
         v_nt_fence(); /* streamed dx lines ordered before the call returns */
