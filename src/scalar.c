@@ -68,32 +68,48 @@ void ln_forward_scalar(const ln_fwd_args *a, size_t r0, size_t r1)
     }
 }
 
-/* The saved mean, or 0 for RMSNorm (whose mean pointer may be NULL). */
-static double saved_mean(const ln_bwd_args *a, size_t r)
+/* Row r's mean for backward (kernels/tiny_backward.h): the saved float mean corrected by
+   the row itself, or 0 for RMSNorm (whose mean pointer may be NULL). */
+static double row_mean(const ln_bwd_args *a, size_t r)
 {
-    return (a->flags & LN_FLAG_RMS_NORM) ? 0.0 : (double)a->mean[r];
+    const int rms = (a->flags & LN_FLAG_RMS_NORM) != 0;
+    return ln_row_mean_double(a->x + r * a->ldx, a->cols, rms ? 0.0f : a->mean[r], rms);
 }
 
 /* dx per row: kernels/tiny_backward.h, the code every kernel's tiny rows run. */
 
-/* dgamma/dbeta partials column by column, in double over the block's rows. This runs
-   before dx is written, because dx may be dy. */
-static void param_grads(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamma,
-                        float *dbeta)
+/* dgamma/dbeta partials column by column, in double over the rows [r0, r1) of at most
+   one block; `first`: from +0 (an all-zero sum stays +0), else added to the partials.
+   This runs before dx is written, because dx may be dy. */
+static void param_grads_block(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamma,
+                              float *dbeta, int first)
 {
+    double mean[LN_BWD_BLOCK];
+    for (size_t r = r0; r < r1; r++)
+        mean[r - r0] = row_mean(a, r);
     for (size_t j = 0; j < a->cols; j++) {
-        double sg = 0.0, sb = 0.0; /* from +0: an all-zero sum stays +0 */
+        double sg = 0.0, sb = 0.0;
         for (size_t r = r0; r < r1; r++) {
             const double dy = a->dy[r * a->lddy + j];
-            const double xhat = ((double)a->x[r * a->ldx + j] - saved_mean(a, r)) * a->rstd[r];
+            const double xhat = ((double)a->x[r * a->ldx + j] - mean[r - r0]) * a->rstd[r];
             sg += dy * xhat;
             sb += dy;
         }
         if (dgamma)
-            dgamma[j] = (float)sg;
+            dgamma[j] = (float)(first ? sg : (double)dgamma[j] + sg);
         if (dbeta)
-            dbeta[j] = (float)sb;
+            dbeta[j] = (float)(first ? sb : (double)dbeta[j] + sb);
     }
+}
+
+/* The runner asks for partials over one block at a time; a longer call is summed per
+   block of rows all the same. */
+static void param_grads(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamma,
+                        float *dbeta)
+{
+    for (size_t r = r0; r < r1; r += LN_BWD_BLOCK)
+        param_grads_block(a, r, r1 - r < LN_BWD_BLOCK ? r1 : r + LN_BWD_BLOCK, dgamma, dbeta,
+                          r == r0);
 }
 
 void ln_backward_scalar(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamma,

@@ -34,28 +34,45 @@ void ln_bf16_forward_scalar(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
     }
 }
 
+/* Row r's mean as the float oracle takes it: the saved float mean corrected by the row
+   itself (kernels/tiny_backward.h, ln_row_mean_double). */
+static double row_mean(const ln_bf16_bwd_args *a, size_t r)
+{
+    const uint16_t *x = a->x + r * a->ldx;
+    double s = 0.0;
+    for (size_t i = 0; i < a->cols; i++)
+        s += wide(x, i) - (double)a->mean[r];
+    return isfinite(s) ? (double)a->mean[r] + s / (double)a->cols : (double)a->mean[r];
+}
+
 /* Per row: the parameter partials (dy is read before dx, which may be dy, is written),
    then dx. Row order within the block is the summation order, as in the float oracle. */
 void ln_bf16_backward_scalar(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dgamma,
                              float *dbeta)
 {
     const size_t n = a->cols;
-    for (size_t j = 0; j < n && (dgamma || dbeta); j++) {
-        double sg = 0.0, sb = 0.0; /* from +0: an all-zero sum stays +0 */
-        for (size_t r = r0; r < r1; r++) {
-            const double dy = wide(a->dy + r * a->lddy, j);
-            sg += dy * ((wide(a->x + r * a->ldx, j) - a->mean[r]) * a->rstd[r]);
-            sb += dy;
+    double bmean[LN_BWD_BLOCK]; /* the runner's calls with partials span one block */
+    for (size_t b0 = r0; b0 < r1 && (dgamma || dbeta); b0 += LN_BWD_BLOCK) {
+        const size_t b1 = r1 - b0 < LN_BWD_BLOCK ? r1 : b0 + LN_BWD_BLOCK;
+        for (size_t r = b0; r < b1; r++)
+            bmean[r - b0] = row_mean(a, r);
+        for (size_t j = 0; j < n; j++) {
+            double sg = 0.0, sb = 0.0; /* from +0: an all-zero sum stays +0 */
+            for (size_t r = b0; r < b1; r++) {
+                const double dy = wide(a->dy + r * a->lddy, j);
+                sg += dy * ((wide(a->x + r * a->ldx, j) - bmean[r - b0]) * a->rstd[r]);
+                sb += dy;
+            }
+            if (dgamma)
+                dgamma[j] = (float)(b0 == r0 ? sg : (double)dgamma[j] + sg);
+            if (dbeta)
+                dbeta[j] = (float)(b0 == r0 ? sb : (double)dbeta[j] + sb);
         }
-        if (dgamma)
-            dgamma[j] = (float)sg;
-        if (dbeta)
-            dbeta[j] = (float)sb;
     }
     for (size_t r = r0; r < r1 && a->dx; r++) {
         const uint16_t *dy = a->dy + r * a->lddy, *x = a->x + r * a->ldx;
         uint16_t *dx = a->dx + r * a->lddx;
-        const double mean = a->mean[r], rstd = a->rstd[r];
+        const double mean = row_mean(a, r), rstd = a->rstd[r];
         double sum_g = 0.0, sum_gx = 0.0;
         for (size_t i = 0; i < n; i++) {
             const double g = wide(dy, i) * (a->gamma ? (double)a->gamma[i] : 1.0);

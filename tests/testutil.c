@@ -84,9 +84,18 @@ void tu_ref_forward_row(const float *x, const float *gamma, const float *beta, s
         y[i] = ((long double)x[i] - m) * rs * (gamma ? gamma[i] : 1.0L) + (beta ? beta[i] : 0.0L);
 }
 
-void tu_ref_backward_row(const float *dy, const float *x, const float *gamma, float mean,
+long double tu_ref_mean(const float *x, size_t n)
+{
+    long double s = 0.0L;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    return s / n;
+}
+
+void tu_ref_backward_row(const float *dy, const float *x, const float *gamma, int centered,
                          float rstd, size_t n, long double *dx)
 {
+    const long double mean = centered ? tu_ref_mean(x, n) : 0.0L;
     long double sg = 0.0L, sgx = 0.0L;
     for (size_t i = 0; i < n; i++) {
         const long double g = (long double)dy[i] * (gamma ? gamma[i] : 1.0L);
@@ -96,7 +105,7 @@ void tu_ref_backward_row(const float *dy, const float *x, const float *gamma, fl
     for (size_t i = 0; i < n; i++) {
         const long double g = (long double)dy[i] * (gamma ? gamma[i] : 1.0L);
         const long double xhat = ((long double)x[i] - mean) * rstd;
-        dx[i] = rstd * (g - sg / n - xhat * sgx / n);
+        dx[i] = rstd * (g - (centered ? sg / n : 0.0L) - xhat * sgx / n);
     }
 }
 

@@ -32,8 +32,12 @@ void tu_guard_free(tu_guard *g);
 void tu_ref_stats(const float *x, size_t n, float eps, long double *mean, long double *rstd);
 void tu_ref_forward_row(const float *x, const float *gamma, const float *beta, size_t n,
                         float eps, long double *y);
-/* dx of one row from the saved float mean/rstd (the backward contract), long double. */
-void tu_ref_backward_row(const float *dy, const float *x, const float *gamma, float mean,
+/* The exact mean of a row of floats (long double: 64-bit significand, n <= 2^16). */
+long double tu_ref_mean(const float *x, size_t n);
+/* dx of one row in long double: the saved float rstd (backward's input, which the forward
+   rounds) and the row's exact mean, not the saved float mean (the kernels recover its
+   rounding from the row); centered == 0: RMSNorm (mean 0, no mean(g) term). */
+void tu_ref_backward_row(const float *dy, const float *x, const float *gamma, int centered,
                          float rstd, size_t n, long double *dx);
 
 /* ISA id from "scalar", "avx2", ...; -1 if none. */

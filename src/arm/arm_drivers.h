@@ -6,7 +6,8 @@
  *                       one pass: Welford (or the mean square), s = x + res stored to sum;
  *                       the mean as mean + dmean (its float value and remainder)
  *   apply_row(src, res, g, b, y, n, mean, dmean, rstd, hg, hb, hadd)
- *   bwd_row(dy, x, g, dx, dgp, dbp, n, mean, rstd, centered, hg, wdx, wdg, wdb, wacc)
+ *   bwd_row(dy, x, g, dx, dgp, dbp, n, mean, rstd, centered, hg, wdx, wdg, wdb, wacc, nt)
+ *                       0 when the row needs the double rescue (nothing written then)
  * all always_inline. The flags are compile-time constants at each call below, so every
  * combination of NULL / non-NULL operands and flags gets its own loop, with no branch
  * per element.
@@ -65,8 +66,8 @@ static void ln_arm_forward(const ln_fwd_args *a, size_t r0, size_t r1)
 /* Backward modes: bit 0 gamma, 1 dx, 2 dgamma, 3 dbeta, 4 dx accumulates (only with dx). */
 #define LN_BWD_CASE(m)                                                                    \
     case m:                                                                               \
-        bwd_row(dy, x, a->gamma, dx, dg, db, n, mean, a->rstd[r], centered, (m)&1,         \
-                (m) >> 1 & 1, (m) >> 2 & 1, (m) >> 3 & 1, (m) >> 4 & 1);                  \
+        ok = bwd_row(dy, x, a->gamma, dx, dg, db, n, mean, a->rstd[r], centered, (m)&1,    \
+                     (m) >> 1 & 1, (m) >> 2 & 1, (m) >> 3 & 1, (m) >> 4 & 1, nt);         \
         break;
 
 static void ln_arm_backward(const ln_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
@@ -82,14 +83,16 @@ static void ln_arm_backward(const ln_bwd_args *a, size_t r0, size_t r1, float *d
                           (unsigned)(db != NULL) << 3 | (unsigned)acc << 4;
     if (mode <= 1)
         return; /* no output asked for: nothing to read either */
-    if (n < 4) { /* the shared double-precision rows (kernels/tiny_backward.h) */
+    if (n < LN_TINY_COLS) { /* the shared double-precision rows (kernels/tiny_backward.h) */
         ln_backward_tiny(a, r0, r1, dg, db);
         return;
     }
+    const int nt = a->nt != 0;
     for (size_t r = r0; r < r1; r++) {
         const float *dy = a->dy + r * a->lddy, *x = a->x + r * a->ldx;
         float *dx = a->dx ? a->dx + r * a->lddx : NULL;
         const float mean = centered ? a->mean[r] : 0.0f; /* RMSNorm: mean is not read */
+        int ok = 1;
         switch (mode) {
             LN_BWD_CASE(2) LN_BWD_CASE(3) LN_BWD_CASE(4) LN_BWD_CASE(5)
             LN_BWD_CASE(6) LN_BWD_CASE(7) LN_BWD_CASE(8) LN_BWD_CASE(9)
@@ -98,6 +101,8 @@ static void ln_arm_backward(const ln_bwd_args *a, size_t r0, size_t r1, float *d
             LN_BWD_CASE(22) LN_BWD_CASE(23) LN_BWD_CASE(26) LN_BWD_CASE(27)
             LN_BWD_CASE(30) LN_BWD_CASE(31)
         }
+        if (!ok) /* finite values beyond the float path's range: every float in double */
+            ln_backward_row_double(a, r, dg, db, 0);
     }
 }
 

@@ -103,19 +103,47 @@ LN_AI void apply_row(const float *src, const float *res, const float *g, const f
     }
 }
 
-/* Reduce pass for one vector: the sums dx needs (merging, so a partial vector adds 0
-   lanes' worth of nothing), and this block's dgamma/dbeta partials. */
-LN_AI void reduce_v(svbool_t pg, const float *dy, const float *x, const float *g, float *dgp,
-                    float *dbp, size_t i, svfloat32_t vm, svfloat32_t vr, svfloat32_t *sg,
-                    svfloat32_t *sgx, int hg, int wdx, int wdg, int wdb)
+/* Reduce pass for one vector: sum(g), sum(g (x - m)) and sum(x - m) with the saved mean m
+   (merging, so a partial vector adds nothing in its inactive lanes). */
+LN_AI void reduce_v(svbool_t pg, const float *dy, const float *x, const float *g, size_t i,
+                    svfloat32_t vm, svfloat32_t *sg, svfloat32_t *sgx, svfloat32_t *sd, int hg,
+                    int wdx)
 {
     /* Base pointers and an index: an absent (NULL) operand is never offset. */
-    const svfloat32_t d = svld1_f32(pg, dy + i);
-    const svfloat32_t xh = svmul_f32_x(pg, svsub_f32_x(pg, svld1_f32(pg, x + i), vm), vr);
+    const svfloat32_t xc = svsub_f32_x(pg, svld1_f32(pg, x + i), vm);
+    *sd = svadd_f32_m(pg, *sd, xc);
     if (wdx) {
+        const svfloat32_t d = svld1_f32(pg, dy + i);
         const svfloat32_t gv = hg ? svmul_f32_x(pg, d, svld1_f32(pg, g + i)) : d;
         *sg = svadd_f32_m(pg, *sg, gv);
-        *sgx = svmla_f32_m(pg, *sgx, gv, xh);
+        *sgx = svmla_f32_m(pg, *sgx, gv, xc);
+    }
+}
+
+/* The dx pass's per-row constants (kernels/ln_backward.h derives them): xhat = (x - m) rstd
+   + kd, dx = rstd g + kb xhat + kc. Floats: SVE vectors cannot be fields. */
+typedef struct bwd_k {
+    float m, r, kd, kb, kc;
+} bwd_k;
+
+/* dx (loads, then the store: dx may be dy; streamed when `nt`), and this row's dy xhat and
+   dy added to the block's partials. */
+LN_AI void dx_v(svbool_t pg, const float *dy, const float *x, const float *g, float *dx,
+                float *dgp, float *dbp, size_t i, svfloat32_t vm, svfloat32_t vr, svfloat32_t kd,
+                svfloat32_t kb, svfloat32_t kc, int hg, int wdx, int wdg, int wdb, int wacc,
+                int nt)
+{
+    const svfloat32_t xh = svmla_f32_x(pg, kd, svsub_f32_x(pg, svld1_f32(pg, x + i), vm), vr);
+    const svfloat32_t d = svld1_f32(pg, dy + i);
+    if (wdx) {
+        const svfloat32_t gv = hg ? svmul_f32_x(pg, d, svld1_f32(pg, g + i)) : d;
+        svfloat32_t v = svmla_f32_x(pg, svmla_f32_x(pg, kc, kb, xh), vr, gv);
+        if (wacc)
+            v = svadd_f32_x(pg, svld1_f32(pg, dx + i), v);
+        if (nt)
+            svstnt1_f32(pg, dx + i, v);
+        else
+            svst1_f32(pg, dx + i, v);
     }
     if (wdg)
         svst1_f32(pg, dgp + i, svmla_f32_x(pg, svld1_f32(pg, dgp + i), d, xh));
@@ -123,51 +151,81 @@ LN_AI void reduce_v(svbool_t pg, const float *dy, const float *x, const float *g
         svst1_f32(pg, dbp + i, svadd_f32_x(pg, svld1_f32(pg, dbp + i), d));
 }
 
-/* dx = rstd * (g - mean(g) - (x - mean) * a), a = rstd * mean(g xhat), added to dx when
-   accumulating; loads, then the store (dx may be dy). */
-LN_AI void dx_v(svbool_t pg, const float *dy, const float *x, const float *g, float *dx,
-                size_t i, svfloat32_t vm, svfloat32_t vr, svfloat32_t vmg, svfloat32_t va,
-                int hg, int wacc)
-{
-    const svfloat32_t xm = svsub_f32_x(pg, svld1_f32(pg, x + i), vm);
-    const svfloat32_t d = svld1_f32(pg, dy + i);
-    const svfloat32_t gv = hg ? svmul_f32_x(pg, d, svld1_f32(pg, g + i)) : d;
-    const svfloat32_t v =
-        svmul_f32_x(pg, svmls_f32_x(pg, svsub_f32_x(pg, gv, vmg), xm, va), vr);
-    svst1_f32(pg, dx + i, wacc ? svadd_f32_x(pg, svld1_f32(pg, dx + i), v) : v);
-}
-
-/* One row: the reduce pass (dgamma/dbeta partials, and the sums dx needs), then dx.
-   RMSNorm passes mean = 0 and centered = 0 (no mean(g) term). */
-LN_AI void bwd_row(const float *dy, const float *x, const float *g, float *dx,
-                   float *restrict dgp, float *restrict dbp, size_t n, float mean, float rstd,
-                   int centered, int hg, int wdx, int wdg, int wdb, int wacc)
+LN_AI void dx_row(const float *dy, const float *x, const float *g, float *dx,
+                  float *restrict dgp, float *restrict dbp, size_t n, const bwd_k *k, int hg,
+                  int wdx, int wdg, int wdb, int wacc, int nt)
 {
     const svbool_t pt = svptrue_b32();
-    const svfloat32_t vm = svdup_n_f32(mean), vr = svdup_n_f32(rstd);
     const size_t vl = svcntw();
-    svfloat32_t sg0 = svdup_n_f32(0.0f), sg1 = sg0, sgx0 = sg0, sgx1 = sg0;
+    const svfloat32_t vm = svdup_n_f32(k->m), vr = svdup_n_f32(k->r), kd = svdup_n_f32(k->kd);
+    const svfloat32_t kb = svdup_n_f32(k->kb), kc = svdup_n_f32(k->kc);
+#define LN_DX_V(pg, i)                                                                     \
+    dx_v(pg, dy, x, g, dx, dgp, dbp, i, vm, vr, kd, kb, kc, hg, wdx, wdg, wdb, wacc, nt)
     size_t i = 0;
     for (; i + 2 * vl <= n; i += 2 * vl) {
-        reduce_v(pt, dy, x, g, dgp, dbp, i, vm, vr, &sg0, &sgx0, hg, wdx, wdg, wdb);
-        reduce_v(pt, dy, x, g, dgp, dbp, i + vl, vm, vr, &sg1, &sgx1, hg, wdx, wdg, wdb);
+        LN_DX_V(pt, i);
+        LN_DX_V(pt, i + vl);
     }
     for (; i < n; i += vl)
-        reduce_v(svwhilelt_b32_u64(i, n), dy, x, g, dgp, dbp, i, vm, vr, &sg0, &sgx0, hg, wdx,
-                 wdg, wdb);
-    if (!wdx)
-        return;
-    /* Fixed order: accumulator 0 + 1, then FADDV's architected lane tree. */
-    const float sum_g = svaddv_f32(pt, svadd_f32_x(pt, sg0, sg1));
-    const float sum_gx = svaddv_f32(pt, svadd_f32_x(pt, sgx0, sgx1));
-    const float mg = centered ? sum_g / (float)n : 0.0f, a = rstd * (sum_gx / (float)n);
-    const svfloat32_t vmg = svdup_n_f32(mg), va = svdup_n_f32(a);
-    for (i = 0; i + 2 * vl <= n; i += 2 * vl) {
-        dx_v(pt, dy, x, g, dx, i, vm, vr, vmg, va, hg, wacc);
-        dx_v(pt, dy, x, g, dx, i + vl, vm, vr, vmg, va, hg, wacc);
+        LN_DX_V(svwhilelt_b32_u64(i, n), i);
+#undef LN_DX_V
+}
+
+/* Whether a row's operands are all finite: a row holding a NaN or Inf gives NaN where its
+   values reach, as it should; only a row of finite values is worth a rescue. */
+static int row_finite(const float *dy, const float *x, const float *g, size_t n, float mean,
+                      float rstd)
+{
+    if (!isfinite(mean) || !isfinite(rstd))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]) || !isfinite(dy[i]) || (g && !isfinite(g[i])))
+            return 0;
+    return 1;
+}
+
+/* One row: the reduce pass, then dx and the partials. RMSNorm passes mean = 0 and
+   centered = 0 (no correction of the mean, no mean(g) term). Returns 0, having written
+   nothing, when a sum or constant overflowed on a row of finite values: the driver redoes
+   it in double. */
+LN_AI int bwd_row(const float *dy, const float *x, const float *g, float *dx,
+                  float *restrict dgp, float *restrict dbp, size_t n, float mean, float rstd,
+                  int centered, int hg, int wdx, int wdg, int wdb, int wacc, int nt)
+{
+    const svbool_t pt = svptrue_b32();
+    const size_t vl = svcntw();
+    const svfloat32_t vm = svdup_n_f32(mean);
+    svfloat32_t sg0 = svdup_n_f32(0.0f), sg1 = sg0, sgx0 = sg0, sgx1 = sg0, sd0 = sg0, sd1 = sg0;
+    size_t i = 0;
+    for (; i + 2 * vl <= n; i += 2 * vl) {
+        reduce_v(pt, dy, x, g, i, vm, &sg0, &sgx0, &sd0, hg, wdx);
+        reduce_v(pt, dy, x, g, i + vl, vm, &sg1, &sgx1, &sd1, hg, wdx);
     }
     for (; i < n; i += vl)
-        dx_v(svwhilelt_b32_u64(i, n), dy, x, g, dx, i, vm, vr, vmg, va, hg, wacc);
+        reduce_v(svwhilelt_b32_u64(i, n), dy, x, g, i, vm, &sg0, &sgx0, &sd0, hg, wdx);
+    /* Fixed order: accumulator 0 + 1, then FADDV's architected lane tree; the constants in
+       double, as kernels/ln_backward.h's bwd_constants. */
+    const double r = rstd, inv_n = 1.0 / (double)n;
+    double d = centered ? (double)svaddv_f32(pt, svadd_f32_x(pt, sd0, sd1)) * inv_n : 0.0;
+    const int dok = isfinite(d);
+    d = dok ? d : 0.0; /* a NaN or Inf in x: that row goes uncorrected */
+    double kb = 0.0, kc = 0.0;
+    if (wdx) {
+        const double sg = centered ? (double)svaddv_f32(pt, svadd_f32_x(pt, sg0, sg1)) : 0.0;
+        const double sx = svaddv_f32(pt, svadd_f32_x(pt, sgx0, sgx1));
+        kb = -r * r * (sx - d * sg) * inv_n;
+        kc = -r * sg * inv_n;
+    }
+    const float fd = (float)(-d * r), fb = (float)kb, fc = (float)kc;
+    const bwd_k k = {mean, rstd, fd, fb, fc};
+    const int ok = dok && isfinite(fd) && isfinite(fb) && isfinite(fc) && isfinite(rstd);
+    if (!ok && row_finite(dy, x, g, n, mean, rstd))
+        return 0;
+    if (nt && wdx && !wacc)
+        dx_row(dy, x, g, dx, dgp, dbp, n, &k, hg, wdx, wdg, wdb, wacc, 1);
+    else
+        dx_row(dy, x, g, dx, dgp, dbp, n, &k, hg, wdx, wdg, wdb, wacc, 0);
+    return 1;
 }
 
 /* What the rows of a call share, for arm_drivers.h. */

@@ -5,69 +5,203 @@
 #include "kernels/ln_common.h"
 #include "kernels/tiny_backward.h"
 
-/* Per-row state of a backward group: pointers, saved statistics, two pairs of sums. */
+/* Per-row state of a backward group: pointers, the reduce pass's sums, dx's constants. */
 typedef struct ln_bwd_rows {
     const LN_ELEM *x[LN_RMAX], *dy[LN_RMAX];
     LN_ELEM *dx[LN_RMAX];
     const float *gamma;
     float *dg, *db;
-    int hg, hdg, hdb, hdx; /* which operands exist: constants in the `full` instantiation */
-    int rms, acc;          /* LN_FLAG_RMS_NORM, LN_FLAG_ACCUMULATE: 0 when `full` */
-    V mv[LN_RMAX], rs[LN_RMAX], sg[LN_RMAX][2], sx[LN_RMAX][2];
+    int hg, hdg, hdb, hdx; /* which operands exist: constants in the `full` instantiations */
+    int rms, acc;          /* LN_FLAG_RMS_NORM, LN_FLAG_ACCUMULATE: constants too */
+    V mv[LN_RMAX];                                        /* the saved (float) mean */
+    V sg[LN_RMAX][2], sx[LN_RMAX][2], sd[LN_RMAX][2];     /* sum g, g (x - mean), x - mean */
+    V rs[LN_RMAX], kd[LN_RMAX], kb[LN_RMAX], kc[LN_RMAX]; /* see bwd_constants */
 } ln_bwd_rows;
 
-/* Pass A on the vector at column c for R rows; u picks the sums (alternating vectors
-   shortens each sum's dependency chain). `first`: partials start from +0. */
-LN_INLINE void bwd_reduce_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigned u,
-                              unsigned R, int first)
+/* Pass A on the vector at column c for R rows: per row sum(g), sum(g (x - mean)) and
+   sum(x - mean), with the float mean; u picks the sums (alternating vectors shortens each
+   sum's dependency chain). Nothing is stored: these sums stay in registers. */
+LN_INLINE void bwd_reduce_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigned u, unsigned R)
 {
+    V gv = v_zero();
+    if (w->hg && w->hdx)
+        gv = load_t(w->gamma + c, tail, tm);
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < R; i++) {
+        const V xc = centered_t(w->x[i] + c, w->mv[i], tail, tm);
+        if (w->hdx) {
+            const V dv = eload_t(w->dy[i] + c, tail, tm);
+            const V g = w->hg ? v_mul(dv, gv) : dv;
+            w->sg[i][u] = v_add(w->sg[i][u], g);
+            w->sx[i][u] = v_fma(g, xc, w->sx[i][u]);
+        }
+        if (!w->rms)
+            w->sd[i][u] = v_add(w->sd[i][u], xc);
+    }
+}
+
+/*
+ * Per-row constants of pass B, from pass A's sums, in double (a few operations per row).
+ * The saved mean m is the float rounding of the row's mean mu, off by up to |mu| 2^-24,
+ * which next to a small spread (an offset row) is most of x - mu. The row itself says by
+ * how much: delta = sum(x - m) / n = mu - m up to the rounding of a sum of small values,
+ * so x - mu = (x - m) - delta (x - m is exact where x is within a factor 2 of m). Hence
+ *   xhat = (x - m) rstd + kd,        kd = -delta rstd
+ *   sum(g xhat) = rstd (sum(g (x - m)) - delta sum(g))
+ *   dx = rstd g + kb xhat + kc,      kb = -rstd mean(g xhat), kc = -rstd mean(g)
+ * (RMSNorm: delta = 0, no mean(g) term). Returns 0 when a sum or constant is not finite.
+ */
+LN_INLINE int bwd_constants(ln_bwd_rows *w, unsigned i, float rstd, double inv_n)
+{
+    const double r = rstd;
+    const double sg = w->rms ? 0.0 : (double)hsum(v_add(w->sg[i][0], w->sg[i][1]));
+    double d = w->rms ? 0.0 : (double)hsum(v_add(w->sd[i][0], w->sd[i][1])) * inv_n;
+    /* A NaN or Inf in x spoils only its own column of dgamma (each xhat is its own x's):
+       no correction for such a row. A sum that overflowed on finite values fails the row
+       below, and the caller rescues it. */
+    const int dok = isfinite(d);
+    if (!dok)
+        d = 0.0;
+    double kb = 0.0, kc = 0.0;
+    if (w->hdx) {
+        const double sx = (double)hsum(v_add(w->sx[i][0], w->sx[i][1]));
+        kb = -r * r * (sx - d * sg) * inv_n;
+        kc = -r * sg * inv_n;
+    }
+    const float fd = (float)(-d * r), fb = (float)kb, fc = (float)kc;
+    w->rs[i] = v_set1(rstd);
+    w->kd[i] = v_set1(fd);
+    w->kb[i] = v_set1(fb);
+    w->kc[i] = v_set1(fc);
+    return dok && isfinite(fd) && isfinite(fb) && isfinite(fc) && isfinite(rstd);
+}
+
+/* Pass B on the vector at column c for R rows: dx (three multiply-adds and a subtraction
+   per vector beyond the loads), then the rows' dy xhat and dy added to the partials in row
+   order, so the partials never depend on R. Loads precede the store: dx may be dy. */
+LN_INLINE void bwd_apply_vec(const ln_bwd_rows *w, float *restrict dg, float *restrict db,
+                             size_t c, int tail, VM tm, unsigned R, int first, int stream)
+{
+#ifndef LN_ELEM_F32
+    (void)stream; /* only float rows stream */
+#endif
     V gv = v_zero(), vdg = v_zero(), vdb = v_zero();
-    if (w->hg)
+    if (w->hg && w->hdx)
         gv = load_t(w->gamma + c, tail, tm);
     if (w->hdg && !first)
-        vdg = load_t(w->dg + c, tail, tm);
+        vdg = load_t(dg + c, tail, tm);
     if (w->hdb && !first)
-        vdb = load_t(w->db + c, tail, tm);
+        vdb = load_t(db + c, tail, tm);
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++) {
         const V dv = eload_t(w->dy[i] + c, tail, tm);
-        const V xh = v_mul(centered_t(w->x[i] + c, w->mv[i], tail, tm), w->rs[i]);
+        const V xc = centered_t(w->x[i] + c, w->mv[i], tail, tm);
+        const V xh = w->rms ? v_mul(xc, w->rs[i]) : v_fma(xc, w->rs[i], w->kd[i]);
         if (w->hdx) {
             const V g = w->hg ? v_mul(dv, gv) : dv;
-            w->sg[i][u] = v_add(w->sg[i][u], g);
-            w->sx[i][u] = v_fma(g, xh, w->sx[i][u]);
+            V v = v_fma(w->rs[i], g, v_fma(w->kb[i], xh, w->kc[i]));
+            if (w->acc)
+                v = v_add(eload_t(w->dx[i] + c, tail, tm), v);
+#ifdef LN_ELEM_F32
+            if (stream)
+                v_stream(w->dx[i] + c, v);
+            else
+#endif
+                estore_t(w->dx[i] + c, v, tail, tm);
         }
         vdg = v_fma(dv, xh, vdg);
         vdb = v_add(vdb, dv);
     }
     if (w->hdg)
-        store_t(w->dg + c, vdg, tail, tm);
+        store_t(dg + c, vdg, tail, tm);
     if (w->hdb)
-        store_t(w->db + c, vdb, tail, tm);
+        store_t(db + c, vdb, tail, tm);
 }
 
-/* Pass B: dx = rstd * (g - mean(g) - xhat * mean(g*xhat)), or dx += that; RMSNorm has
-   mean 0 and no mean(g) term (mg = 0 then). */
-LN_INLINE V bwd_dx_vec(const ln_bwd_rows *w, unsigned i, size_t c, int tail, VM tm, V mg,
-                       V mx)
+/* Whether row r's operands are all finite. A row holding a NaN or Inf gives NaN where
+   its values reach, as it should; only a row of finite values is worth a rescue. */
+static int bwd_row_finite(const ln_body_bwd_args *a, size_t r, int rms)
 {
-    const V xh = v_mul(centered_t(w->x[i] + c, w->mv[i], tail, tm), w->rs[i]);
-    const V dv = eload_t(w->dy[i] + c, tail, tm);
-    const V g = w->hg ? v_mul(dv, load_t(w->gamma + c, tail, tm)) : dv;
-    const V v = v_mul(v_fnma(xh, mx, v_sub(g, mg)), w->rs[i]);
-    return w->acc ? v_add(eload_t(w->dx[i] + c, tail, tm), v) : v;
+    if (!isfinite(a->rstd[r]) || (!rms && !isfinite(a->mean[r])))
+        return 0;
+    const LN_ELEM *x = a->x + r * a->ldx, *dy = a->dy + r * a->lddy;
+    for (size_t i = 0; i < a->cols; i++)
+        if (!isfinite(e_get(x + i)) || !isfinite(e_get(dy + i)) ||
+            (a->gamma && !isfinite(a->gamma[i])))
+            return 0;
+    return 1;
+}
+
+/* Pass B over columns [c0, n): full vectors from c0 (streamed when `stream`), then the
+   tail under its mask. The partials' pointers are locals: kept in registers. */
+LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigned R, int first,
+                              int stream)
+{
+    float *restrict dg = w->dg, *restrict db = w->db;
+    const VM tm = v_tailmask((unsigned)((n - c0) % LN_W));
+    size_t c = c0;
+    for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
+        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream);
+        bwd_apply_vec(w, dg, db, c + LN_W, 0, tm, R, first, stream);
+    }
+    if (c + LN_W <= n) {
+        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream);
+        c += LN_W;
+    }
+    if (c < n)
+        bwd_apply_vec(w, dg, db, c, 1, tm, R, first, 0);
+}
+
+/* Lanes before the first LN_VALIGN-aligned float of p, or LN_W when p cannot be aligned
+   (not float-aligned). */
+static inline unsigned bwd_head(const float *p)
+{
+    const uintptr_t mis = (uintptr_t)p % LN_VALIGN;
+    if (mis % sizeof(float))
+        return LN_W;
+    return mis ? (unsigned)((LN_VALIGN - mis) / sizeof(float)) : 0u;
+}
+
+/* args.nt: the f32 arguments only (bf16 rows are not streamed). */
+LN_INLINE unsigned bwd_nt(const ln_body_bwd_args *a)
+{
+#ifdef LN_ELEM_F32
+    return a->nt;
+#else
+    (void)a;
+    return 0;
+#endif
+}
+
+/* Non-temporal dx: every row of the group must reach alignment after the same head (the
+   columns are shared); the head goes out as one masked vector with ordinary stores.
+   Returns the head, or LN_W + 1 when the group cannot stream. */
+LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
+{
+#ifdef LN_ELEM_F32
+    const unsigned h = bwd_head(w->dx[0]);
+    for (unsigned i = 1; i < R; i++)
+        if (bwd_head(w->dx[i]) != h)
+            return LN_W + 1;
+    return h < LN_W && n >= h + 4 * LN_W ? h : LN_W + 1;
+#else
+    (void)w, (void)R, (void)n;
+    return LN_W + 1; /* bf16 rows store packed halves: no streaming */
+#endif
 }
 
 /*
  * Backward for R rows, interleaved; each row's sums are reduced in an order that depends
- * only on cols, never on R. Pass A reduces sum(g) and sum(g*xhat) per row and adds the
- * rows' dy*xhat and dy to the block partials in row order (so the partials do not depend
- * on R either); pass B writes dx while the rows are still in L1. `full`: gamma, dx and
- * both partials are present and no flag is set (the training case), so the loops carry
- * no tests.
+ * only on cols, never on R. Pass A reduces per row sum(g), sum(g (x - m)), sum(x - m);
+ * pass B, while the rows are still in L1, writes dx and adds the rows' dy xhat and dy to
+ * the block partials column by column in row order (so they do not depend on R either).
+ * Returns 0, having written nothing, when a row's constants overflowed (the caller
+ * rescues the group). `full`: gamma, dx and both partials are present; rms and acc are
+ * constants in every instantiation, so the loops carry no tests.
  */
-LN_INLINE void backward_group(const ln_body_bwd_args *a, const ln_plan *p, size_t r, unsigned R,
-                              float *dg, float *db, int first, int full)
+LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double inv_n, size_t r,
+                             unsigned R, float *dg, float *db, int first, int full, int rms,
+                             int acc)
 {
     ln_bwd_rows w;
     w.gamma = a->gamma;
@@ -77,76 +211,97 @@ LN_INLINE void backward_group(const ln_body_bwd_args *a, const ln_plan *p, size_
     w.hdg = full || dg;
     w.hdb = full || db;
     w.hdx = full || a->dx;
-    w.rms = !full && (a->flags & LN_FLAG_RMS_NORM);
-    w.acc = !full && (a->flags & LN_FLAG_ACCUMULATE);
+    w.rms = rms;
+    w.acc = acc;
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++) {
         w.x[i] = a->x + (r + i) * a->ldx;
         w.dy[i] = a->dy + (r + i) * a->lddy;
-        w.dx[i] = a->dx ? a->dx + (r + i) * a->lddx : NULL;
-        w.mv[i] = v_set1(w.rms ? 0.0f : a->mean[r + i]); /* RMSNorm: mean may be NULL */
-        w.rs[i] = v_set1(a->rstd[r + i]);
+        w.dx[i] = w.hdx ? a->dx + (r + i) * a->lddx : NULL;
+        w.mv[i] = v_set1(rms ? 0.0f : a->mean[r + i]); /* RMSNorm: mean may be NULL */
         w.sg[i][0] = w.sg[i][1] = w.sx[i][0] = w.sx[i][1] = v_zero();
+        w.sd[i][0] = w.sd[i][1] = v_zero();
     }
     const size_t n = p->n;
     const VM tm = p->tmask;
-    size_t c = 0;
-    for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
-        bwd_reduce_vec(&w, c, 0, tm, 0, R, first);
-        bwd_reduce_vec(&w, c + LN_W, 0, tm, 1, R, first);
+    if (w.hdx || !rms) {
+        size_t c = 0;
+        for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
+            bwd_reduce_vec(&w, c, 0, tm, 0, R);
+            bwd_reduce_vec(&w, c + LN_W, 0, tm, 1, R);
+        }
+        if (c + LN_W <= n) {
+            bwd_reduce_vec(&w, c, 0, tm, 0, R);
+            c += LN_W;
+        }
+        if (c < n)
+            bwd_reduce_vec(&w, c, 1, tm, 1, R);
     }
-    if (c + LN_W <= n) {
-        bwd_reduce_vec(&w, c, 0, tm, 0, R, first);
-        c += LN_W;
-    }
-    if (c < n)
-        bwd_reduce_vec(&w, c, 1, tm, 1, R, first);
-    if (!w.hdx)
-        return;
+    int rescue = 0;
 #pragma GCC unroll 4
-    for (unsigned i = 0; i < R; i++) {
-        const V mg = v_set1(w.rms ? 0.0f : hsum(v_add(w.sg[i][0], w.sg[i][1])) * p->inv_n);
-        const V mx = v_set1(hsum(v_add(w.sx[i][0], w.sx[i][1])) * p->inv_n);
-        size_t k = 0;
-        for (; k + 2 * LN_W <= n; k += 2 * LN_W)
-            e_store2(w.dx[i] + k, bwd_dx_vec(&w, i, k, 0, tm, mg, mx),
-                     bwd_dx_vec(&w, i, k + LN_W, 0, tm, mg, mx));
-        for (; k + LN_W <= n; k += LN_W)
-            e_store(w.dx[i] + k, bwd_dx_vec(&w, i, k, 0, tm, mg, mx));
-        if (k < n)
-            e_storem(w.dx[i] + k, tm, bwd_dx_vec(&w, i, k, 1, tm, mg, mx));
+    for (unsigned i = 0; i < R; i++)
+        if (!bwd_constants(&w, i, a->rstd[r + i], inv_n))
+            rescue |= bwd_row_finite(a, r + i, rms);
+    if (rescue)
+        return 0;
+    /* Element-wise, so any split into vectors gives the same bits: streaming only moves
+       where the vectors start. */
+    const unsigned h = w.hdx && bwd_nt(a) && !acc ? bwd_stream_head(&w, R, n) : LN_W + 1;
+    if (h > LN_W) {
+        bwd_apply_cols(&w, 0, n, R, first, 0);
+    } else {
+        if (h)
+            bwd_apply_vec(&w, dg, db, 0, 1, v_tailmask(h), R, first, 0);
+        bwd_apply_cols(&w, h, n, R, first, 1);
     }
+    return 1;
 }
 
-/* Groups of R rows from r on; the group at r0 starts the partials from +0. */
-LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, size_t r, size_t r0,
-                                 size_t r1, unsigned R, float *dg, float *db, int full)
+/* Groups of R rows from r on; the group at r0 starts the partials from +0. A group whose
+   constants overflowed (a row of finite values beyond the float path's range, e.g.
+   |x - mean| near FLT_MAX) is redone row by row in double, which covers every float. */
+LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, double inv_n,
+                                 size_t r, size_t r0, size_t r1, unsigned R, float *dg,
+                                 float *db, int full, int rms, int acc)
 {
-    if (r == r0 && r + R <= r1) {
-        backward_group(a, p, r, R, dg, db, 1, full);
-        r += R;
-    }
     for (; r + R <= r1; r += R)
-        backward_group(a, p, r, R, dg, db, 0, full);
+        if (!backward_group(a, p, inv_n, r, R, dg, db, r == r0, full, rms, acc))
+            for (unsigned i = 0; i < R; i++)
+                ln_backward_row_double(a, r + i, dg, db, r + i == r0);
     return r;
 }
 
-/* R shrinks with cols so that a group's rows stay in L1 between the passes. */
+/* R shrinks with cols so that a group's rows stay near (L1, then L2) between the passes;
+   two rows up to 4096 columns share each vector's partials loads and stores. */
 LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
-                             float *dg, float *db, int full)
+                             float *dg, float *db, int full, int rms, int acc)
 {
+    const double inv_n = 1.0 / (double)p->n;
     size_t r = r0;
     if (p->n <= LN_SMALL_COLS)
-        r = backward_groups(a, p, r, r0, r1, LN_RBWD, dg, db, full);
-    else if (p->n <= 1024)
-        r = backward_groups(a, p, r, r0, r1, 2, dg, db, full);
-    backward_groups(a, p, r, r0, r1, 1, dg, db, full);
+        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc);
+    else if (p->n <= 4096)
+        r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc);
+    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc);
 }
+
+/* One function per instantiation: each gets its own register allocation (inlined into
+   one, the pass-B loops spilled their pointers). */
+#define LN_BWD_ROWS_FN(name, full, rms, acc)                                                  \
+    static __attribute__((noinline)) void name(const ln_body_bwd_args *a, const ln_plan *p,   \
+                                               size_t r0, size_t r1, float *dg, float *db)    \
+    {                                                                                         \
+        backward_rows(a, p, r0, r1, dg, db, full, rms, acc);                                  \
+    }
+LN_BWD_ROWS_FN(bwd_rows_full, 1, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_rms, 1, 1, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_acc, 1, 0, 1)
+LN_BWD_ROWS_FN(bwd_rows_full_rms_acc, 1, 1, 1)
+LN_BWD_ROWS_FN(bwd_rows_any, 0, 0, (a->dx && (a->flags & LN_FLAG_ACCUMULATE)))
+LN_BWD_ROWS_FN(bwd_rows_any_rms, 0, 1, (a->dx && (a->flags & LN_FLAG_ACCUMULATE)))
 
 static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
 {
-    ln_plan p;
-    plan_init(&p, a->cols, 1);
     if (r0 >= r1) { /* no rows: the partials are empty sums */
         for (size_t j = 0; j < a->cols; j++) {
             if (dg)
@@ -156,14 +311,32 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
         }
         return;
     }
-    if (a->cols < LN_W) {
+    _Static_assert(LN_W <= LN_TINY_COLS, "rows shorter than a vector fit the tiny path");
+    if (a->cols < LN_TINY_COLS) { /* short rows: cancellation a float path cannot resolve */
         ln_backward_tiny(a, r0, r1, dg, db);
         return;
     }
-    if (a->gamma && a->dx && dg && db && !a->flags)
-        backward_rows(a, &p, r0, r1, dg, db, 1);
-    else
-        backward_rows(a, &p, r0, r1, dg, db, 0);
+    ln_plan p;
+    plan_init(&p, a->cols, 1);
+    const int rms = (a->flags & LN_FLAG_RMS_NORM) != 0;
+    const int acc = a->dx && (a->flags & LN_FLAG_ACCUMULATE);
+    /* The training cases get loops with every operand and flag a constant. */
+    if (a->gamma && a->dx && dg && db) {
+        if (!rms && !acc)
+            bwd_rows_full(a, &p, r0, r1, dg, db);
+        else if (rms && !acc)
+            bwd_rows_full_rms(a, &p, r0, r1, dg, db);
+        else if (!rms)
+            bwd_rows_full_acc(a, &p, r0, r1, dg, db);
+        else
+            bwd_rows_full_rms_acc(a, &p, r0, r1, dg, db);
+    } else if (rms) {
+        bwd_rows_any_rms(a, &p, r0, r1, dg, db);
+    } else {
+        bwd_rows_any(a, &p, r0, r1, dg, db);
+    }
+    if (bwd_nt(a) && a->dx && !acc)
+        v_nt_fence(); /* streamed dx lines ordered before the call returns */
 }
 
 #endif /* LN_KERNELS_BACKWARD_H */
