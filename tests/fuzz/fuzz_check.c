@@ -166,11 +166,24 @@ static void check_backward(const fc_case *c, int isa, const rowinfo *ri, const f
     }
     if (!all_spec)
         return;
+    /* The kernels center on the saved float mean corrected by delta = sum(x - m)/n (the
+       row's own rounding of the mean), summed in float: each of the >= 8 lane sums (K
+       accumulators x W lanes, K*W >= 8 on every ISA) adds n/8 terms, then a tree of <= 8
+       levels, so delta errs by <= (n/8 + 8) u mean|x - m| and every xhat of the row by that
+       times rstd, absolutely, even where xhat itself is tiny. */
+    double *dxh = calloc(c->s.rows, sizeof *dxh);
+    for (size_t r = 0; dxh && r < c->s.rows; r++) {
+        double a = 0;
+        for (size_t i = 0; i < n; i++)
+            a += fabs((double)c->x[r * ld + i] - c->mean_ref[r]);
+        dxh[r] = ((double)n / 8 + 8) * U * a / (double)n * c->rstd_ref[r];
+    }
     for (size_t i = 0; i < n; i++) {
         double sgx = 0, sg = 0;
         for (size_t r = 0; r < c->s.rows; r++) {
             const double d = c->dy[r * ld + i];
             sgx += fabs(d * ((double)c->x[r * ld + i] - c->mean_ref[r]) * c->rstd_ref[r]);
+            sgx += dxh ? fabs(d) * dxh[r] / TAU_BWD : 0;
             sg += fabs(d);
         }
         if (dg)
@@ -178,6 +191,7 @@ static void check_backward(const fc_case *c, int isa, const rowinfo *ri, const f
         if (db)
             near(c, "dbeta", isa, 0, i, db[i], c->db_ref[i], TAU_BWD * sg + SUBNORMAL_FLOOR);
     }
+    free(dxh);
 }
 
 static ln_fwd_args fwd_args(const fc_case *c, const float *x, float *y, float *mean, float *rstd)
