@@ -48,6 +48,25 @@ static inline __m256i narrow(V v)
     return r;
 #endif
 }
+
+/* 32 results from one vcvtne2ps2bf16 and one store; a pair holding a subnormal takes the
+   shift path as above. */
+#define LN_HAVE_E_STORE2 1
+static inline void e_store2(uint16_t *p, V a, V b)
+{
+    if (_mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20)) {
+        _mm256_storeu_si256((__m256i *)p, narrow_shift(a));
+        _mm256_storeu_si256((__m256i *)(p + LN_W), narrow_shift(b));
+        return;
+    }
+#ifdef LN_EMU_AVX512
+    _mm512_storeu_si512(p, _mm512_cvtne2ps_pbh(b, a));
+#else
+    __m512i r; /* a into the low half: the instruction's second source */
+    __asm__("vcvtne2ps2bf16 %2, %1, %0" : "=v"(r) : "v"(b), "v"(a));
+    _mm512_storeu_si512(p, r);
+#endif
+}
 #else
 static inline __m256i narrow(V v) { return narrow_shift(v); }
 #endif
