@@ -273,17 +273,17 @@ static int quiet_nan(uint16_t h) { return (h & 0x7FFFu) > 0x7F80u && (h & 0x40u)
 /* NaNs whose low half is all ones in the float operands (gamma, beta, rstd): a rounding
    add that did not treat them as NaN would carry into the sign and store -0 or +0. Their
    columns (forward) or rows (backward) come out as quiet NaN, everything else as in a run
-   without them. Several rows, so a kernel that skips the NaN handling for calls with
-   finite float operands must notice these. */
+   without them. Enough rows (5) that a kernel skipping the NaN handling for calls with
+   finite float operands (kernels/bf16_wrap.h: 4 or more) must notice these. */
 static void float_nan_payloads(void **state)
 {
     (void)state;
     tu_rng rng = {23};
     for (size_t c = 0; c < g_ncols; c++) {
-        const size_t n = k_cols[c], rows = 3, nn = rows * n, jg = n / 2, jb = n - 1;
+        const size_t n = k_cols[c], rows = 5, nn = rows * n, jg = n / 2, jb = n - 1;
         uint16_t *x = malloc(nn * 2), *y0 = malloc(nn * 2), *y1 = malloc(nn * 2);
         uint16_t *dx0 = malloc(nn * 2), *dx1 = malloc(nn * 2);
-        float *g = malloc(n * 4), *b = malloc(n * 4), m[3], rs[3];
+        float *g = malloc(n * 4), *b = malloc(n * 4), m[5], rs[5];
         fill_bf16(&rng, x, nn, 0, 1);
         tu_fill_normal(&rng, g, n, 1, 0.5);
         tu_fill_normal(&rng, b, n, 0, 1);

@@ -13,11 +13,11 @@
  * (gamma, beta, and for the backward mean and rstd) could bring other bits, which the
  * rounding add would carry into the exponent. So calls whose float operands are all
  * finite go to the twin, with bit-identical results. The check reads every float operand
- * once per call, so calls of a single row (where it would cost more than it saves) keep
+ * once per call, so calls of fewer than 4 rows (where it would cost more than it saves) keep
  * the full store.
  */
 #ifdef LN_BF16_TWIN_FORWARD
-#define LN_BF16_TWIN_MIN_ROWS 2
+#define LN_BF16_TWIN_MIN_ROWS 4
 
 /* p[0..n) all finite (or p NULL): x - x is 0 for those, NaN for NaN and +-Inf. */
 static int all_finite(const float *p, size_t n)
