@@ -108,7 +108,8 @@ void ln_bench_cases_bf16_gelu()
                            {lnb::Regime::hot, lnb::Regime::cold},
                            false});
     // GELU: elementwise, y = f(x), the traffic of a copy (8 B/element): the stream is its
-    // roof; the libm loops are the scalar baseline.
+    // roof; the libm loops are the scalar baseline. Backward, dx = dy f'(x), moves 12
+    // B/element like the 3-stream add (its roof). cases_onednn.cc adds oneDNN's eltwise.
     for (int kind = LN_GELU_TANH; kind <= LN_GELU_ERF; kind++) {
         const std::string op = kind == LN_GELU_TANH ? "gelu_tanh" : "gelu_erf";
         lnb::add_fwd(
@@ -117,5 +118,13 @@ void ln_bench_cases_bf16_gelu()
             op);
         lnb::add_fwd("libm", kind == LN_GELU_TANH ? gelu_libm : gelu_erf_libm, op);
         lnb::add_stream(op, false);
+        const lnb::Simple bwd = [kind](const lnb::Problem &p) {
+            ln_gelu_backward_f32(p.dy, p.x, p.dx, p.rows * p.cols, kind);
+        };
+        lnb::add_case({op + "_bwd", "api", [bwd](const lnb::Problem &p) -> lnb::Call {
+                           return [bwd, p] { bwd(p); };
+                       },
+                       lnb::OPS_GELU_BWD, 12.0, false, {lnb::Regime::hot, lnb::Regime::cold}});
+        lnb::add_stream(op + "_bwd", true);
     }
 }

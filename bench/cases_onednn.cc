@@ -1,4 +1,4 @@
-// cases_onednn.cc - oneDNN's f32 layer_normalization (training forward, backward) on our very buffers.
+// cases_onednn.cc - oneDNN's f32 layer_normalization and eltwise GELU (forward, backward) on our very buffers.
 #include <memory>
 #include <unordered_map>
 
@@ -85,6 +85,38 @@ lnb::Call make_bwd(const lnb::Problem &p)
                     {DNNL_ARG_DIFF_SHIFT, wrap(vec, p.dbeta)}});
 }
 
+// GELU as oneDNN's eltwise primitive over the n = rows * cols floats, as one 1-D tensor.
+memory::desc flat(const lnb::Problem &p) { return plain({(memory::dim)(p.rows * p.cols)}); }
+
+dnnl::eltwise_forward::primitive_desc gelu_fwd_pd(const lnb::Problem &p, dnnl::algorithm alg)
+{
+    const dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_training, alg, flat(p), 0.0f,
+                                        0.0f);
+    return dnnl::eltwise_forward::primitive_desc(d, engine());
+}
+
+lnb::Make gelu_fwd(dnnl::algorithm alg)
+{
+    return [alg](const lnb::Problem &p) {
+        const auto pd = gelu_fwd_pd(p, alg);
+        return call_of(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, wrap(pd.src_desc(), p.x)},
+                                                   {DNNL_ARG_DST, wrap(pd.dst_desc(), p.y)}});
+    };
+}
+
+// dx = dy f'(x) from x (not from y): the same inputs as ours.
+lnb::Make gelu_bwd(dnnl::algorithm alg)
+{
+    return [alg](const lnb::Problem &p) {
+        const auto md = flat(p);
+        const dnnl::eltwise_backward::desc d(alg, md, md, 0.0f, 0.0f);
+        const dnnl::eltwise_backward::primitive_desc pd(d, engine(), gelu_fwd_pd(p, alg));
+        return call_of(dnnl::eltwise_backward(pd), {{DNNL_ARG_SRC, wrap(md, p.x)},
+                                                    {DNNL_ARG_DIFF_DST, wrap(md, p.dy)},
+                                                    {DNNL_ARG_DIFF_SRC, wrap(md, p.dx)}});
+    };
+}
+
 } // namespace
 
 void ln_bench_cases_onednn()
@@ -98,4 +130,11 @@ void ln_bench_cases_onednn()
     // BETA is an operand too (see above): flush it with the rest.
     lnb::add_case({"bwd", "onednn", make_bwd, lnb::OPS_BWD | lnb::OP_BETA, 12.0, true,
                    {lnb::Regime::hot, lnb::Regime::cold}});
+    // GELU beside ours (cases_bf16_gelu.cc): both forms, forward and backward.
+    for (const auto &[op, alg] : {std::pair{std::string("gelu_tanh"), dnnl::algorithm::eltwise_gelu_tanh},
+                                  std::pair{std::string("gelu_erf"), dnnl::algorithm::eltwise_gelu_erf}}) {
+        lnb::add_fwd("onednn", gelu_fwd(alg), op);
+        lnb::add_case({op + "_bwd", "onednn", gelu_bwd(alg), lnb::OPS_GELU_BWD, 12.0, false,
+                       {lnb::Regime::hot, lnb::Regime::cold}});
+    }
 }

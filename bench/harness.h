@@ -35,6 +35,7 @@ enum : unsigned {
 };
 constexpr unsigned OPS_FWD = OP_X | OP_Y | OP_GAMMA | OP_BETA | OP_MEAN | OP_RSTD;
 constexpr unsigned OPS_BWD = OP_DY | OP_X | OP_GAMMA | OP_MEAN | OP_RSTD | OP_DX | OP_DGAMMA | OP_DBETA;
+constexpr unsigned OPS_GELU_BWD = OP_DY | OP_X | OP_DX; // dx = dy f'(x): what GELU backward moves
 
 // One problem: rows x cols row-major, contiguous (ld == cols). Every buffer is valid
 // whatever the case uses; for a backward case mean/rstd already hold x's statistics.

@@ -51,7 +51,8 @@ endif()
 
 # bf16 LayerNorm and GELU: a file group per ISA, registered like the f32 kernels but
 # under BF16_GELU_<ISA> (dispatch.c puts the scalar ones in a record whose group is
-# missing); vector exp/erfc come from SLEEF, found through pkg-config.
+# missing). GELU's exp and erfcx are inline (src/kernels/gelu_math.h); SLEEF, found
+# through pkg-config, is the GELU tests' independent reference.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SLEEF REQUIRED IMPORTED_TARGET sleef)
 list(APPEND LN_SOURCES src/api_bf16.c src/api_gelu.c src/scalar_bf16.c src/scalar_gelu.c)
@@ -62,8 +63,7 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   ln_add_kernel(BF16_GELU_AVX2 "src/x86/avx2_bf16.c;src/x86/gelu_avx2.c" -mavx2 -mfma)
   set(_avx512_group src/x86/avx512_bf16.c src/x86/avx512bf16.c src/x86/gelu_avx512.c)
   if(LN_EMULATE_AVX512)
-    # As avx512.c above: bf16 (both roundings) and GELU over the stand-ins, SLEEF's
-    # AVX-512 entry points mapped to its portable functions (tests/emu/sleef.h).
+    # As avx512.c above: bf16 (both roundings) and GELU over the stand-ins.
     set_source_files_properties(${_avx512_group} PROPERTIES
       COMPILE_OPTIONS "-I${PROJECT_SOURCE_DIR}/tests/emu;-fno-lto")
     list(APPEND LN_SOURCES ${_avx512_group})

@@ -245,15 +245,15 @@ LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x,
  *     LN_GELU_TANH   0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))     GPT-2's form
  *     LN_GELU_ERF    0.5 x (1 + erf(x / sqrt(2)))                         exact form
  * Computed as x * sigmoid(2u) and 0.5 x erfc(-x / sqrt(2)), which never cancel (1 + tanh
- * and 1 + erf lose every digit for x < -4), with SLEEF's vector exp/erfc on arguments
- * formed in float-float, so GELU's steep fall for x < 0 does not amplify their rounding.
- * Accuracy against the function evaluated in double: within 4 float ulp wherever
- * |f| >= 2^-100 (measured: 4 ulp tanh form, 2 ulp erf form); below, an absolute error of
- * about |x| FLT_MIN (SLEEF's erfc bound there) or |x| 2^-149. The derivative is within
- * 4 ulp for x >= -1 away from its zero at x = -0.75 (where its two terms cancel and the
- * error is a few ulps of the terms' size); for x < -1 its product of ~8 rounded factors
- * gives up to 11 ulp (tanh form) and 7 ulp (erf form). NaN in, NaN out;
- * f(+Inf) = +Inf, f(-Inf) = -0;
+ * and 1 + erf lose every digit for x < -4), with the special functions' arguments formed
+ * in float-float, so GELU's steep fall for x < 0 does not amplify their rounding
+ * (docs/gelu.md). Accuracy against the exact function, every ISA: within 4 float ulp
+ * wherever |f| >= 2^-100 (measured: 3.0 ulp tanh form, 3.6 erf form), and below to the
+ * same relative bound plus 2^-149 where the result is subnormal. The derivative is
+ * within 4 ulp for x >= -1 away from its zero at x = -0.75 (where its two terms cancel
+ * and the error is a few ulps of the terms' size), within 11 ulp (tanh form) and 7 ulp
+ * (erf form) for x < -1, down to f' ~ 1e-38 and below; dx = dy f' adds |dy| times that
+ * and its own rounding. NaN in, NaN out; f(+Inf) = +Inf, f(-Inf) = -0;
  * f'(+Inf) = 1, f'(-Inf) = 0.
  *
  * ln_gelu_forward_f32: y[i] = f(x[i]). ln_gelu_backward_f32: dx[i] = dy[i] * f'(x[i]).

@@ -22,6 +22,7 @@
 #define LN_GELU_LO(c) ((float)((c) - (double)(float)(c)))
 #define LN_GELU_2CK (LN_GELU_2C * LN_GELU_K)
 #define LN_GELU_2RSQRTPI 1.1283791670955126 /* 2 / sqrt(pi): -erfc'(z) exp(z^2) */
+#define LN_GELU_SQRTPI_2 1.2533141373155003 /* sqrt(pi / 2): sqrt(pi) t for t = |x| / sqrt 2 */
 
 /* Beyond |x| = 20 the float results are settled: f(x) = -0 below (|f| < 1e-80 in both
    forms), f'(x) = 0 below and 1 above. Clamping there keeps Inf * 0 out of the formulas

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "gelu.h"
+#include "gelu_ref.h"
 #include "ln_internal.h"
 #include "testutil.h"
 
@@ -20,15 +21,6 @@ static const ln_kernels *g_k; /* the record under test */
 static const ln_kernels *g_o; /* the double oracle */
 static double g_max_ulp[2][2];     /* [kind][fwd, bwd], x >= -3, for the report */
 
-/* ulp of a float near v: 2^(e - 23) for |v| in [2^e, 2^(e+1)), 2^-149 below FLT_MIN. */
-static double ulp(double v)
-{
-    if (fabs(v) < FLT_MIN)
-        return 0x1p-149;
-    int e;
-    frexp(v, &e);
-    return ldexp(1.0, e - 24);
-}
 
 /* Test points: a fine grid over [-14, 14] where every regime lives, random normals, and
    the specials. */
@@ -70,18 +62,6 @@ static double arg_term(double x, int kind, int grad)
     return grad ? 7 * (ds * fabs(w) * (1 + fabs(x * dw * (1 - 2 * s)))) : 6 * fabs(x * ds * w);
 }
 
-/* The size of the derivative's terms, s and x w' s(1-s) (erf: 0.5 erfc and x pdf): each
-   is computed to a few roundings of itself, and they cancel near f' = 0 (x ~ -0.75). */
-static double grad_terms(double x, int kind)
-{
-    x = fmax(-LN_GELU_CLAMP, fmin(x, LN_GELU_CLAMP));
-    if (kind == LN_GELU_ERF)
-        return 0.5 * erfc(-x * LN_GELU_RSQRT2) + fabs(x) * exp(-0.5 * x * x) * LN_GELU_RSQRT2PI;
-    const double w = LN_GELU_2C * (x + LN_GELU_K * x * x * x), e = exp(-fabs(w));
-    const double s = w >= 0 ? 1 / (1 + e) : e / (1 + e);
-    return s + fabs(x) * LN_GELU_2C * (1 + 3 * LN_GELU_K * x * x) * e / ((1 + e) * (1 + e));
-}
-
 /* Absolute error floors where an intermediate is tiny: SLEEF documents erfcf's error as
    max(1.5 ulp, FLT_MIN), so 0.5 |x| FLT_MIN for the erf form (its f is < 1e-30 wherever
    that exceeds 1.5 ulp); a subnormal exp result (sigmoid e, or the erf form's pdf) is
@@ -97,32 +77,19 @@ static double tiny_term(double x, int kind, int grad)
 }
 
 /*
- * The scalar kernel IS the double oracle, so it is checked against this independent
+ * The scalar kernel IS the double oracle, so it is checked against gelu_ref.h's independent
  * long-double evaluation of the definitions (the exact constants sqrt(2/pi) and
  * 0.044715, the same non-cancelling forms, no clamp) instead of itself. It computes in
  * double and rounds once, so it is within half a float ulp plus its double roundings:
  * relative 2^-50 (libm's exp/erfc and a few operations, ~8 2^-53) of the value, and of
- * its argument through the sensitivity arg_term; below FLT_MIN ulp() is 2^-149, so half
- * of it covers the subnormal rounding.
+ * its argument through the sensitivity arg_term; below FLT_MIN gelu_ulp() is 2^-149, so
+ * half of it covers the subnormal rounding.
  */
-static long double ref_gelu(long double x, int kind, int grad)
-{
-    const long double pi = 3.14159265358979323846264338327950288L;
-    if (kind == LN_GELU_ERF) {
-        const long double z = -x / sqrtl(2.0L);
-        return grad ? 0.5L * erfcl(z) + x * expl(-0.5L * x * x) / sqrtl(2.0L * pi)
-                    : 0.5L * x * erfcl(z);
-    }
-    const long double c2 = 2.0L * sqrtl(2.0L / pi), k = 0.044715L;
-    const long double w = c2 * (x + k * x * x * x), e = expl(-fabsl(w)), r = 1.0L / (1.0L + e);
-    const long double sg = w >= 0 ? r : e * r; /* sigmoid(w) */
-    return grad ? sg + x * c2 * (1.0L + 3.0L * k * x * x) * e * r * r : x * sg;
-}
 
 static double scalar_tol(double ref, double x, int kind, int grad, double dy)
 {
-    return 0.5 * ulp(ref) + 0x1p-50 * fabs(dy) *
-                                (arg_term(x, kind, grad) + (grad ? grad_terms(x, kind) : fabs(ref)));
+    const double size = grad ? gelu_grad_terms(x, kind) : fabs(ref);
+    return 0.5 * gelu_ulp(ref) + 0x1p-50 * fabs(dy) * (arg_term(x, kind, grad) + size);
 }
 
 /* Forward: within 4 ulp of the double oracle (exp 1 ulp, erfc 1.5 ulp, then 1 + e, the
@@ -138,21 +105,21 @@ static void forward_accuracy(void **state)
         g_o->gelu_forward(x, yr, n, kind);
         for (size_t i = 0; i < n; i++) {
             if (g_k == g_o) { /* the oracle: against long double, at its own bound */
-                const double t = (double)ref_gelu(x[i], kind, 0), err = fabs((double)y[i] - t);
+                const double t = (double)gelu_exact(x[i], kind, 0), err = fabs((double)y[i] - t);
                 if (!(err <= scalar_tol(t, x[i], kind, 0, 1.0)))
                     fail_msg("kind %d x %.9g: %.9g vs long double %.17g", kind, x[i], y[i], t);
                 if (fabs(t) >= 0x1p-100)
-                    g_max_ulp[kind][0] = fmax(g_max_ulp[kind][0], err / ulp(t));
+                    g_max_ulp[kind][0] = fmax(g_max_ulp[kind][0], err / gelu_ulp(t));
                 continue;
             }
             const double err = fabs((double)y[i] - yr[i]);
             const double tol =
-                4 * ulp(yr[i]) + arg_term(x[i], kind, 0) * 16 * 0x1p-48 + tiny_term(x[i], kind, 0);
+                4 * gelu_ulp(yr[i]) + arg_term(x[i], kind, 0) * 16 * 0x1p-48 + tiny_term(x[i], kind, 0);
             if (!(err <= tol))
                 fail_msg("kind %d x %.9g: %.9g vs %.9g (%.1f ulp)", kind, x[i], y[i], yr[i],
-                         err / ulp(yr[i]));
+                         err / gelu_ulp(yr[i]));
             if (fabs(yr[i]) >= 0x1p-100) /* above where tiny_term matters */
-                g_max_ulp[kind][0] = fmax(g_max_ulp[kind][0], err / ulp(yr[i]));
+                g_max_ulp[kind][0] = fmax(g_max_ulp[kind][0], err / gelu_ulp(yr[i]));
         }
     }
     free(x), free(y), free(yr);
@@ -176,25 +143,25 @@ static void backward_accuracy(void **state)
             g_o->gelu_backward(dy, x, dxr, n, kind);
             for (size_t i = 0; i < n; i++) {
                 if (g_k == g_o) { /* the oracle: against long double, at its own bound */
-                    const double t = (double)(dy[i] * ref_gelu(x[i], kind, 1));
+                    const double t = (double)(dy[i] * gelu_exact(x[i], kind, 1));
                     const double err = fabs((double)dx[i] - t);
                     if (!(err <= scalar_tol(t, x[i], kind, 1, dy[i])))
                         fail_msg("kind %d x %.9g: %.9g vs long double %.17g", kind, x[i], dx[i], t);
                     if (x[i] >= -1 && fabs(x[i] + 0.75) > 0.25)
-                        g_max_ulp[kind][1] = fmax(g_max_ulp[kind][1], err / ulp(t));
+                        g_max_ulp[kind][1] = fmax(g_max_ulp[kind][1], err / gelu_ulp(t));
                     continue;
                 }
                 const double err = fabs((double)dx[i] - dxr[i]);
                 const double tol =
-                    4 * ulp(dxr[i]) +
+                    4 * gelu_ulp(dxr[i]) +
                     fabs(dy[i]) * TU_EPS32 *
-                        (8 * grad_terms(x[i], kind) + arg_term(x[i], kind, 1) * 16 * 0x1p-24) +
+                        (8 * gelu_grad_terms(x[i], kind) + arg_term(x[i], kind, 1) * 16 * 0x1p-24) +
                     fabs(dy[i]) * tiny_term(x[i], kind, 1);
                 if (!(err <= tol))
                     fail_msg("kind %d x %.9g: %.9g vs %.9g (%.1f ulp)", kind, x[i], dx[i], dxr[i],
-                             err / ulp(dxr[i]));
+                             err / gelu_ulp(dxr[i]));
                 if (x[i] >= -1 && fabs(x[i] + 0.75) > 0.25)
-                    g_max_ulp[kind][1] = fmax(g_max_ulp[kind][1], err / ulp(dxr[i]));
+                    g_max_ulp[kind][1] = fmax(g_max_ulp[kind][1], err / gelu_ulp(dxr[i]));
             }
         }
     free(x), free(dy), free(dx), free(dxr);
@@ -248,8 +215,8 @@ static void oracle_vs_textbook(void **state)
             g_o->gelu_backward(&one, &x, &d, 1, kind);
             const long double ref = textbook(x, kind);
             const long double fd = (textbook(x + 1e-6L, kind) - textbook(x - 1e-6L, kind)) / 2e-6L;
-            assert_true(fabsl(y - ref) <= 0.5L * ulp((double)ref) + 1e-15L * fabsl(ref));
-            assert_true(fabsl(d - fd) <= 0.5L * ulp((double)fd) + 1e-9L);
+            assert_true(fabsl(y - ref) <= 0.5L * gelu_ulp((double)ref) + 1e-15L * fabsl(ref));
+            assert_true(fabsl(d - fd) <= 0.5L * gelu_ulp((double)fd) + 1e-9L);
         }
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 15-avx512-emulated.sh - the build whose AVX-512 kernels (f32, bf16 in both roundings,
-# GELU) run on scalar stand-ins for their intrinsics and SLEEF's vector calls
-# (tests/emu/immintrin.h, sleef.h), as CI machines without AVX-512 build it. EVERY ctest
+# GELU) run on scalar stand-ins for their intrinsics
+# (tests/emu/immintrin.h), as CI machines without AVX-512 build it. EVERY ctest
 # entry of that build runs, API-level ones too, and the library must hold no AVX-512
 # instruction at all: whatever it dispatches for the AVX-512 id runs on any x86-64 CPU.
 set -euo pipefail

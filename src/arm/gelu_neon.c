@@ -1,4 +1,4 @@
-/* gelu_neon.c - GELU forward/backward with AArch64 Advanced SIMD on SLEEF's vector exp and erfc. */
+/* gelu_neon.c - GELU forward/backward with AArch64 Advanced SIMD: inline exp and erfcx (kernels/gelu_math.h). */
 #include "arm/neon_vocab.h"
 #include "ln_internal.h"
 

@@ -1,6 +1,5 @@
-/* gelu_sve.c - GELU forward/backward with SVE (any vector length) on SLEEF's exp and erfc. */
+/* gelu_sve.c - GELU forward/backward with SVE (any vector length): inline exp and erfcx. */
 #include <arm_sve.h>
-#include <sleef.h>
 
 #include "ln_internal.h"
 
@@ -23,7 +22,6 @@ static inline V v_set1(float f) { return svdup_n_f32(f); }
 static inline V v_add(V a, V b) { return svadd_f32_x(PT, a, b); }
 static inline V v_sub(V a, V b) { return svsub_f32_x(PT, a, b); }
 static inline V v_mul(V a, V b) { return svmul_f32_x(PT, a, b); }
-static inline V v_div(V a, V b) { return svdiv_f32_x(PT, a, b); }
 static inline V v_fma(V a, V b, V c) { return svmla_f32_x(PT, c, a, b); }
 static inline V v_fnma(V a, V b, V c) { return svmls_f32_x(PT, c, a, b); }
 static inline V v_fms(V a, V b, V c) { return svnmls_f32_x(PT, c, a, b); }
@@ -35,8 +33,12 @@ static inline V v_or(V a, V b) { return svreinterpret_f32_u32(svorr_u32_x(PT, u(
 static inline V v_xor(V a, V b) { return svreinterpret_f32_u32(sveor_u32_x(PT, u(a), u(b))); }
 static inline V v_andnot(V a, V b) { return svreinterpret_f32_u32(svbic_u32_x(PT, u(b), u(a))); }
 static inline V v_select_ge0(V h, V a, V b) { return svsel_f32(svcmpge_n_f32(PT, h, 0.0f), a, b); }
-static inline V v_exp(V x) { return Sleef_expfx_u10sve(x); }
-static inline V v_erfc(V x) { return Sleef_erfcfx_u15sve(x); }
+#define LN_GELU_NV 2 /* up to 2048-bit vectors: two chains already cover the latencies */
+static inline V v_abs(V a) { return svabs_f32_x(PT, a); }
+static inline V v_shl23(V k) { return svreinterpret_f32_u32(svlsl_n_u32_x(PT, u(k), 23)); }
+static inline V v_quot(V a, V b) { return svdiv_f32_x(PT, a, b); }
+static inline V v_recip(V b) { return svdiv_f32_x(PT, svdup_n_f32(1.0f), b); }
+static inline V v_rcp_approx(V b) { return svrecpe_f32(b); } /* FRECPE: 8 bits */
 
 #include "kernels/gelu_body.h"
 

@@ -4,7 +4,6 @@
 #define LN_ARM_NEON_VOCAB_H
 
 #include <arm_neon.h>
-#include <sleef.h>
 
 typedef float32x4_t V;
 /* NEON has no masked load or store: a tail is its lane count t (1..3), moved lane by lane,
@@ -98,12 +97,18 @@ static inline V v_andnot(V a, V b)
 {
     return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(b), vreinterpretq_u32_f32(a)));
 }
-static inline V v_div(V a, V b) { return vdivq_f32(a, b); }
 static inline V v_select_ge0(V h, V a, V b)
 {
     return vbslq_f32(vcgeq_f32(h, vdupq_n_f32(0.0f)), a, b);
 }
-static inline V v_exp(V x) { return Sleef_expf4_u10advsimd(x); }
-static inline V v_erfc(V x) { return Sleef_erfcf4_u15advsimd(x); }
+#define LN_GELU_NV 4 /* 32 registers hold four chains */
+static inline V v_abs(V a) { return vabsq_f32(a); }
+static inline V v_shl23(V k)
+{
+    return vreinterpretq_f32_u32(vshlq_n_u32(vreinterpretq_u32_f32(k), 23));
+}
+static inline V v_quot(V a, V b) { return vdivq_f32(a, b); }
+static inline V v_recip(V b) { return vdivq_f32(vdupq_n_f32(1.0f), b); }
+static inline V v_rcp_approx(V b) { return vrecpeq_f32(b); } /* FRECPE: 8 bits */
 
 #endif /* LN_ARM_NEON_VOCAB_H */

@@ -5,11 +5,15 @@
 /*
  * Included by a kernel file after its vocabulary (see ln_common.h) and these:
  *   v_fms(a,b,c) = a*b-c  v_max v_min (x86 operand order: NaN in the second operand is
- *   passed on)  v_or v_xor v_andnot(a,b) = ~a & b  v_div
+ *   passed on)  v_or v_xor v_andnot(a,b) = ~a & b  v_abs
  *   v_select_ge0(h, a, b): a where h >= 0 (ordered), else b
- *   v_exp v_erfc: SLEEF's u10 expf and u15 erfcf of the ISA
- * The math (gelu.h) and every operation's order are those of the kernels it replaced, so
- * each ISA's bits are unchanged.
+ *   v_shl23(k): the float whose bits are k's shifted left by 23
+ *   v_recip(b): 1 / b within 0.5 ulp + 2^-27 relative (a divide, or on AVX-512 rcp14
+ *   and a Newton step); v_quot(a, b): a / b within ~1 ulp (erfcx corrects its remainder);
+ *   v_rcp_approx(b): 1 / b to 8 bits or better
+ *   LN_GELU_NV: vectors per loop iteration (independent chains the core overlaps)
+ * The math is in gelu.h and gelu_math.h; every element's operations are the same in the
+ * unrolled loop and the tail, so results do not depend on n or on the thread split.
  */
 #include <stddef.h>
 
@@ -20,6 +24,8 @@
 #endif
 
 LN_INLINE V vset(double c) { return v_set1((float)c); }
+
+#include "gelu_math.h"
 
 /* max(-20, x) then, for the derivative, min(20, .): this operand order passes NaN on. */
 LN_INLINE V clamp_lo(V x) { return v_max(v_set1(-LN_GELU_CLAMP), x); }
@@ -41,83 +47,145 @@ LN_INLINE V arg_w(V x, V *lo)
     return hi;
 }
 
-/* sigmoid(hi + lo) with e = exp(-|w|) <= 1 (gelu.h), e = exp(-|hi|) (1 -+ lo);
- *ds = sigmoid (1 - sigmoid) = e r^2. */
-LN_INLINE V sigmoid(V hi, V lo, V *ds)
+/* The tanh form's sigmoid(w), w = hi + lo (w has x's sign): E = exp(-|hi|) (1 -+ lo)
+   2^64 (gelu_math.h), e = E 2^-64 <= 1, r = 1 / (1 + e) is returned; sigmoid = r for
+   x >= 0 and e r below, and sigmoid (1 - sigmoid) = e r^2: *er gets E r. */
+LN_INLINE V tanh_parts(V x, V *er)
 {
     const V sign = v_set1(-0.0f);
-    const V e0 = v_exp(v_or(hi, sign));
-    const V e = v_fma(e0, v_xor(lo, v_andnot(hi, sign)), e0);
-    const V r = v_div(v_set1(1.0f), v_add(v_set1(1.0f), e));
-    *ds = v_mul(v_mul(e, r), r);
-    return v_select_ge0(hi, r, v_mul(e, r));
+    V lo;
+    const V hi = arg_w(x, &lo);
+    V e0l;
+    const V e0 = exp_scaled(v_or(hi, sign), &e0l);
+    const V es = v_add(e0, v_fma(e0, v_xor(lo, v_andnot(hi, sign)), e0l));
+    const V r = v_recip(v_fma(es, v_set1(LN_EXP_UNSCALE), v_set1(1.0f)));
+    *er = v_mul(es, r);
+    return r;
 }
 
-/* 0.5 erfc(-x / sqrt 2) with z = hi + lo, and e = exp(-x^2 / 2) = exp(-z^2) (1 -+ ...),
-   which the backward's pdf shares. */
-LN_INLINE V half_erfc(V x, V *e)
-{
-    const V rh = vset(-LN_GELU_HI(LN_GELU_RSQRT2)), rl = vset(-LN_GELU_LO(LN_GELU_RSQRT2));
-    const V zh = v_mul(x, rh), zl = v_fma(x, rl, v_fms(x, rh, zh));
-    const V x2h = v_mul(x, x), x2l = v_fms(x, x, x2h);
-    const V e0 = v_exp(v_mul(v_set1(-0.5f), x2h));
-    *e = v_fnma(v_mul(v_set1(0.5f), x2l), e0, e0);
-    const V corr = v_mul(v_mul(zl, vset(LN_GELU_2RSQRTPI)), *e);
-    return v_mul(v_set1(0.5f), v_sub(v_erfc(zh), corr));
-}
-
-/* The argument uses x clamped to [-20, 20] (no Inf - Inf in the float-float parts); the
-   factor x only below, so f(+Inf) = +Inf. */
-LN_INLINE V gelu(V x, int kind)
+/* f = x sigmoid(w): x r for x >= 0 (x may be +Inf there), (x E r) 2^-64 below. The
+   argument uses x clamped to [-20, 20] (no Inf - Inf in the float-float parts). */
+LN_INLINE V gelu_tanh(V x)
 {
     const V xa = clamp(x), xc = clamp_lo(x);
-    if (kind == LN_GELU_ERF) {
-        V e;
-        return v_mul(xc, half_erfc(xa, &e));
-    }
-    V lo, ds; /* ds unused here: the compiler drops it */
-    const V hi = arg_w(xa, &lo);
-    return v_mul(xc, sigmoid(hi, lo, &ds));
+    V er;
+    const V r = tanh_parts(xa, &er);
+    return v_select_ge0(xa, v_mul(xc, r), v_mul(v_mul(xc, er), v_set1(LN_EXP_UNSCALE)));
 }
 
-LN_INLINE V gelu_grad(V x, int kind)
+/* f' = sigmoid + x w' sigmoid (1 - sigmoid), w' = 2C (1 + 3K x^2), in units of 2^-64
+   until the last product (r 2^64 is exact). */
+LN_INLINE V gelu_tanh_grad(V x)
 {
     const V xa = clamp(x);
-    if (kind == LN_GELU_ERF) {
-        V e;
-        const V h = half_erfc(xa, &e);
-        return v_fma(xa, v_mul(e, vset(LN_GELU_RSQRT2PI)), h);
-    }
-    const V x2 = v_mul(xa, xa);
-    const V dw = v_mul(
-        vset(LN_GELU_2C), v_fma(vset(3.0 * LN_GELU_K), x2, v_set1(1.0f)));
-    V lo, ds;
-    const V hi = arg_w(xa, &lo);
-    const V s = sigmoid(hi, lo, &ds);
-    return v_fma(v_mul(xa, dw), ds, s);
+    const V dw = v_mul(vset(LN_GELU_2C), v_fma(vset(3.0 * LN_GELU_K), v_mul(xa, xa), v_set1(1.0f)));
+    V er;
+    const V r = tanh_parts(xa, &er);
+    const V s = v_select_ge0(xa, v_mul(r, v_set1(LN_EXP_SCALE)), er);
+    return v_mul(v_fma(v_mul(xa, dw), v_mul(er, r), s), v_set1(LN_EXP_UNSCALE));
 }
+
+/* The erf form's q = 0.5 erfc(t) 2^64 for t = |x| / sqrt 2 = th + tl: 0.5 exp(-t^2)
+   erfcx(t), exp(-t^2) = exp(-x^2/2) taken from x^2 split exactly (x2h + x2l) as
+   exp(-x2h/2) (1 - x2l/2), and erfcx(t) = erfcx(th) + tl erfcx'(th) (sqrt(pi) t, which
+   erfcx's denominator needs, is split the same way). Both corrections
+   and exp's low part are summed first, so q takes one rounding after the division.
+   *dens gets exp(-x^2/2) 2^64 / sqrt(2 pi), the backward's density, also rounded once
+   (1 / sqrt(2 pi) split in two floats). Phi(x) = 0.5 erfc(-x / sqrt 2) is
+   then q for x < 0 and 1 - q for x >= 0: neither cancels. */
+LN_INLINE V erf_q(V x, V *dens)
+{
+    const V rh = vset(LN_GELU_HI(LN_GELU_RSQRT2)), rl = vset(LN_GELU_LO(LN_GELU_RSQRT2));
+    const V ax = v_abs(x);
+    const V th = v_mul(ax, rh), tl = v_fma(ax, rl, v_fms(ax, rh, th));
+    const V sh = vset(LN_GELU_HI(LN_GELU_SQRTPI_2)), sl = vset(LN_GELU_LO(LN_GELU_SQRTPI_2));
+    const V tp = v_mul(ax, sh), tpl = v_fma(ax, sl, v_fms(ax, sh, tp));
+    const V x2h = v_mul(x, x), hx2l = v_mul(v_set1(0.5f), v_fms(x, x, x2h));
+    V el, d, rlo;
+    const V eh = exp_scaled(v_mul(v_set1(-0.5f), x2h), &el);
+    if (dens) {
+        const V kh = vset(LN_GELU_HI(LN_GELU_RSQRT2PI)), kl = vset(LN_GELU_LO(LN_GELU_RSQRT2PI));
+        *dens = v_fma(eh, kh, v_fma(eh, kl, v_mul(kh, v_fnma(hx2l, eh, el))));
+    }
+    const V r = erfcx(th, tp, tpl, &d, &rlo);
+    const V small = v_fma(eh, v_fnma(hx2l, r, v_fma(tl, d, rlo)), v_mul(el, r));
+    return v_mul(v_set1(0.5f), v_fma(eh, r, small));
+}
+
+/* f = x Phi: x (1 - q) for x >= 0 (x may be +Inf), (x q 2^64) 2^-64 below. */
+LN_INLINE V gelu_erf(V x)
+{
+    const V xa = clamp(x), xc = clamp_lo(x);
+    const V qs = erf_q(xa, NULL);
+    const V up = v_mul(xc, v_fnma(qs, v_set1(LN_EXP_UNSCALE), v_set1(1.0f)));
+    return v_select_ge0(xa, up, v_mul(v_mul(xc, qs), v_set1(LN_EXP_UNSCALE)));
+}
+
+/* f' = Phi + x exp(-x^2/2) / sqrt(2 pi), in units of 2^-64 until the last product
+   (2^64 - q 2^64 rounds as 1 - q does). */
+LN_INLINE V gelu_erf_grad(V x)
+{
+    const V xa = clamp(x);
+    V dens;
+    const V qs = erf_q(xa, &dens);
+    const V phi = v_select_ge0(xa, v_sub(v_set1(LN_EXP_SCALE), qs), qs);
+    return v_mul(v_fma(xa, dens, phi), v_set1(LN_EXP_UNSCALE));
+}
+
+/* One loop per kind and direction: LN_GELU_NV vectors per iteration (unrolled, so the
+   scheduler sees independent chains side by side; the compiler's own heuristics keep
+   ~90-instruction bodies rolled), then single vectors, then one masked tail. */
+#define LN_GELU_FWD_LOOP(name, F)                                                            \
+    static void name(const float *x, float *y, size_t n)                                     \
+    {                                                                                        \
+        size_t i = 0;                                                                        \
+        for (; i + LN_GELU_NV * LN_W <= n; i += LN_GELU_NV * LN_W)                           \
+            _Pragma("GCC unroll 8") for (size_t j = 0; j < LN_GELU_NV; j++)                  \
+                v_store(y + i + j * LN_W, F(v_load(x + i + j * LN_W)));                      \
+        for (; i + LN_W <= n; i += LN_W)                                                     \
+            v_store(y + i, F(v_load(x + i)));                                                \
+        if (i < n) {                                                                         \
+            const VM k = v_tailmask((unsigned)(n - i));                                      \
+            v_storem(y + i, k, F(v_loadm(x + i, k)));                                        \
+        }                                                                                    \
+    }
+#define LN_GELU_BWD_LOOP(name, G)                                                            \
+    static void name(const float *dy, const float *x, float *dx, size_t n)                   \
+    {                                                                                        \
+        size_t i = 0;                                                                        \
+        for (; i + LN_GELU_NV * LN_W <= n; i += LN_GELU_NV * LN_W)                           \
+            _Pragma("GCC unroll 8") for (size_t j = 0; j < LN_GELU_NV; j++) {                \
+                const size_t o = i + j * LN_W;                                               \
+                v_store(dx + o, v_mul(v_load(dy + o), G(v_load(x + o))));                    \
+            }                                                                                \
+        for (; i + LN_W <= n; i += LN_W)                                                     \
+            v_store(dx + i, v_mul(v_load(dy + i), G(v_load(x + i))));                        \
+        if (i < n) {                                                                         \
+            const VM k = v_tailmask((unsigned)(n - i));                                      \
+            const V g = G(v_loadm(x + i, k));                                                \
+            v_storem(dx + i, k, v_mul(v_loadm(dy + i, k), g));                               \
+        }                                                                                    \
+    }
+
+LN_GELU_FWD_LOOP(gelu_fwd_tanh, gelu_tanh)
+LN_GELU_FWD_LOOP(gelu_fwd_erf, gelu_erf)
+LN_GELU_BWD_LOOP(gelu_bwd_tanh, gelu_tanh_grad)
+LN_GELU_BWD_LOOP(gelu_bwd_erf, gelu_erf_grad)
 
 static void gelu_forward(const float *x, float *y, size_t n, int kind)
 {
-    size_t i = 0;
-    for (; i + LN_W <= n; i += LN_W)
-        v_store(y + i, gelu(v_load(x + i), kind));
-    if (i < n) {
-        const VM k = v_tailmask((unsigned)(n - i));
-        v_storem(y + i, k, gelu(v_loadm(x + i, k), kind));
-    }
+    if (kind == LN_GELU_ERF)
+        gelu_fwd_erf(x, y, n);
+    else
+        gelu_fwd_tanh(x, y, n);
 }
 
 static void gelu_backward(const float *dy, const float *x, float *dx, size_t n, int kind)
 {
-    size_t i = 0;
-    for (; i + LN_W <= n; i += LN_W)
-        v_store(dx + i, v_mul(v_load(dy + i), gelu_grad(v_load(x + i), kind)));
-    if (i < n) {
-        const VM k = v_tailmask((unsigned)(n - i));
-        const V g = gelu_grad(v_loadm(x + i, k), kind);
-        v_storem(dx + i, k, v_mul(v_loadm(dy + i, k), g));
-    }
+    if (kind == LN_GELU_ERF)
+        gelu_bwd_erf(dy, x, dx, n);
+    else
+        gelu_bwd_tanh(dy, x, dx, n);
 }
 
 #endif /* LN_KERNELS_GELU_BODY_H */

@@ -3,7 +3,6 @@
 #define LN_X86_AVX2_VOCAB_H
 
 #include <immintrin.h>
-#include <sleef.h>
 
 typedef __m256 V;
 typedef __m256i VM;
@@ -49,16 +48,23 @@ static inline V v_fold(V v, unsigned level)
     return _mm256_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
 }
 
-/* GELU's extra vocabulary (kernels/gelu_body.h); SLEEF's functions of this ISA. */
-static inline V v_exp(V x) { return Sleef_expf8_u10avx2(x); }
-static inline V v_erfc(V x) { return Sleef_erfcf8_u15avx2(x); }
+/* GELU's extra vocabulary (kernels/gelu_body.h). rcpps has only 12 bits, so AVX2
+   divides (its divider is pipelined; two vectors per iteration overlap it). */
+#define LN_GELU_NV 2 /* ~8 live ymm per chain: two fill the 16 registers without spills */
+static inline V v_abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+static inline V v_shl23(V k)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(k), 23));
+}
+static inline V v_quot(V a, V b) { return _mm256_div_ps(a, b); }
+static inline V v_recip(V b) { return _mm256_div_ps(_mm256_set1_ps(1.0f), b); }
+static inline V v_rcp_approx(V b) { return _mm256_rcp_ps(b); }
 static inline V v_fms(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }
 static inline V v_max(V a, V b) { return _mm256_max_ps(a, b); }
 static inline V v_min(V a, V b) { return _mm256_min_ps(a, b); }
 static inline V v_or(V a, V b) { return _mm256_or_ps(a, b); }
 static inline V v_xor(V a, V b) { return _mm256_xor_ps(a, b); }
 static inline V v_andnot(V a, V b) { return _mm256_andnot_ps(a, b); }
-static inline V v_div(V a, V b) { return _mm256_div_ps(a, b); }
 static inline V v_select_ge0(V h, V a, V b)
 {
     return _mm256_blendv_ps(b, a, _mm256_cmp_ps(h, _mm256_setzero_ps(), _CMP_GE_OQ));

@@ -3,7 +3,6 @@
 #define LN_X86_AVX512_VOCAB_H
 
 #include <immintrin.h>
-#include <sleef.h>
 
 typedef __m512 V;
 typedef __mmask16 VM;
@@ -46,16 +45,32 @@ static inline V v_fold(V v, unsigned level)
     return _mm512_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
 }
 
-/* GELU's extra vocabulary (kernels/gelu_body.h); SLEEF's functions of this ISA. */
-static inline V v_exp(V x) { return Sleef_expf16_u10avx512f(x); }
-static inline V v_erfc(V x) { return Sleef_erfcf16_u15avx512f(x); }
+/* GELU's extra vocabulary (kernels/gelu_body.h). */
+#define LN_GELU_NV 4 /* 32 zmm registers hold four chains */
+static inline V v_abs(V a) { return _mm512_andnot_ps(_mm512_set1_ps(-0.0f), a); }
+static inline V v_shl23(V k)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(k), 23));
+}
+/* 1 / b from rcp14 (relative error < 2^-14) and one Newton step: 2^-28 from the step,
+   plus its fma's rounding; the divider (one 16-lane divide per ~5 cycles on Zen 4)
+   would be the GELU loops' bottleneck. b is in [1, 2] or a positive rational's
+   denominator here, never 0, Inf or subnormal. */
+static inline V v_recip(V b)
+{
+    const V r = _mm512_rcp14_ps(b);
+    return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(b, r, _mm512_set1_ps(1.0f)), r);
+}
+static inline V v_rcp_approx(V b) { return _mm512_rcp14_ps(b); }
+/* a / b as a r: within ~1 ulp; its one caller (erfcx) adds the exact remainder anyway,
+   which a correction step here would only repeat. */
+static inline V v_quot(V a, V b) { return _mm512_mul_ps(a, v_recip(b)); }
 static inline V v_fms(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }
 static inline V v_max(V a, V b) { return _mm512_max_ps(a, b); }
 static inline V v_min(V a, V b) { return _mm512_min_ps(a, b); }
 static inline V v_or(V a, V b) { return _mm512_or_ps(a, b); }
 static inline V v_xor(V a, V b) { return _mm512_xor_ps(a, b); }
 static inline V v_andnot(V a, V b) { return _mm512_andnot_ps(a, b); }
-static inline V v_div(V a, V b) { return _mm512_div_ps(a, b); }
 static inline V v_select_ge0(V h, V a, V b)
 {
     return _mm512_mask_mov_ps(b, _mm512_cmp_ps_mask(h, _mm512_setzero_ps(), _CMP_GE_OQ), a);

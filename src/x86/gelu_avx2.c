@@ -1,4 +1,4 @@
-/* gelu_avx2.c - GELU forward/backward with AVX2+FMA on SLEEF's vector exp and erfc. */
+/* gelu_avx2.c - GELU forward/backward with AVX2+FMA: inline exp and erfcx (kernels/gelu_math.h). */
 #include "avx2_vocab.h"
 #include "ln_internal.h"
 

@@ -1,4 +1,4 @@
-/* gelu_avx512.c - GELU forward/backward with AVX-512 on SLEEF's vector exp and erfc. */
+/* gelu_avx512.c - GELU forward/backward with AVX-512: inline exp and erfcx (kernels/gelu_math.h). */
 #include "avx512_vocab.h"
 #include "ln_internal.h"
 

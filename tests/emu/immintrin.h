@@ -6,10 +6,10 @@
  * CPUs of this project's machine kind lack AVX-512, so the kernel's 16-lane logic (opmask
  * tails, lane folds, the merge plan) would never run in CI. With -DLN_EMULATE_AVX512=ON
  * the AVX-512 kernel files (f32, bf16 in both roundings, GELU) are compiled against this
- * header instead of the compiler's, and against tests/emu/sleef.h: each intrinsic is
- * its documented lane-by-lane meaning (Intel Intrinsics Guide), FMA through fmaf, and a
- * masked-off lane is never read or written, like the hardware's fault suppression. It
- * proves the algorithm at 16 lanes, not the instruction selection.
+ * header instead of the compiler's: each intrinsic is its documented lane-by-lane
+ * meaning (Intel Intrinsics Guide), FMA through fmaf, and a masked-off lane is never read
+ * or written, like the hardware's fault suppression. It proves the algorithm at 16
+ * lanes, not the instruction selection.
  */
 #include <math.h>
 #include <stdint.h>
@@ -136,6 +136,25 @@ LN_EMU __m512 _mm512_permute_ps(__m512 a, int imm)
 LN_EMU_BINARY(_mm512_max_ps, a.f[i] > b.f[i] ? a.f[i] : b.f[i])
 LN_EMU_BINARY(_mm512_min_ps, a.f[i] < b.f[i] ? a.f[i] : b.f[i])
 LN_EMU_BINARY(_mm512_div_ps, a.f[i] / b.f[i])
+
+/* rcp14: the hardware's table value is not specified, only |error| < 2^-14 relative;
+   1/x with its low 9 mantissa bits cleared (a truncation error below 2^-14) stays
+   inside that, so a kernel's Newton step is exercised with an error of that size.
+   0, Inf and NaN keep their exact results (Inf, 0, NaN). */
+LN_EMU __m512 _mm512_rcp14_ps(__m512 a)
+{
+    __m512 r;
+    LN_EMU_LANES
+    {
+        float q = 1.0f / a.f[i];
+        uint32_t u;
+        memcpy(&u, &q, 4);
+        if (isfinite(q) && q != 0.0f)
+            u &= ~0x1FFu;
+        memcpy(&r.f[i], &u, 4);
+    }
+    return r;
+}
 
 LN_EMU __m512 _mm512_fmsub_ps(__m512 a, __m512 b, __m512 c)
 {

@@ -1,0 +1,98 @@
+/* gelu_math.h - GELU's inline exp and erfcx (tools/fit_gelu.py fits them) over a vocabulary. */
+#ifndef LN_KERNELS_GELU_MATH_H
+#define LN_KERNELS_GELU_MATH_H
+
+/*
+ * Included by gelu_body.h. Nothing here is called out of line: a vector takes ~40
+ * instructions with no call, so several vectors per loop iteration stay in registers.
+ * The constants are tools/fit_gelu.py's output, verbatim; its header states how they
+ * were fitted and how the float evaluation was checked.
+ */
+
+/* exp(r) = 1 + r + r^2 U(r), |r| <= ln2/2: fit error 2^-28.3 relative, float evaluation
+   within 0.70 ulp (the last fma's rounding plus the fit and earlier roundings, damped by
+   |r|). */
+#define LN_EXP_U0 0x1.fffffcp-2f
+#define LN_EXP_U1 0x1.555492p-3f
+#define LN_EXP_U2 0x1.5558f4p-5f
+#define LN_EXP_U3 0x1.123a22p-7f
+#define LN_EXP_U4 0x1.6a23cp-10f
+
+/* erfcx(t) = exp(t^2) erfc(t) = Q(t) / (sqrt(pi) t Q(t) + P(t)) on [0, 20/sqrt 2]: the
+   continued-fraction shape c / (t + g), g = P / (sqrt(pi) Q), fit error 2^-29.9
+   relative. Evaluated in float as below (exact denominator, the remainder kept) R is
+   within 2.09 ulp even when rounded once more (tools/fit_gelu.py; a plain fma
+   denominator and division would give 2.54): the larger figures at t -> 0, where R is
+   just below 1 and the roundings of P ~ 1 count double. */
+#define LN_ERFCX_P1 0x1.d0ca3ep-1f
+#define LN_ERFCX_P2 0x1.b6bfacp-2f
+#define LN_ERFCX_P3 0x1.c3bc9ap-4f
+#define LN_ERFCX_P4 0x1.b278b2p-7f
+#define LN_ERFCX_Q1 0x1.8d4734p+0f
+#define LN_ERFCX_Q2 0x1.279d38p+0f
+#define LN_ERFCX_Q3 0x1.fdc40cp-2f
+#define LN_ERFCX_Q4 0x1.fde0fap-4f
+#define LN_ERFCX_Q5 0x1.ea380ap-7f
+
+/* The exp below returns exp(a) 2^64 (LN_EXP_SCALE): its 2^n factor is then always a
+   normal float for a >= LN_EXP_MIN, and the callers apply 2^-64 once, to the product
+   they return, so a result near FLT_MIN keeps its digits even where exp(a) alone would
+   be subnormal (the backward near f' ~ 1e-38: x ~ -10.2 tanh form, x ~ -13.3 erf form). */
+#define LN_EXP_SCALE 0x1p64f
+#define LN_EXP_UNSCALE 0x1p-64f
+/* Arguments are <= 0. Below -120 every result the callers form underflows to 0 (they
+   multiply exp(a) by at most ~2^11); clamping there keeps n + 64 >= -110. */
+#define LN_EXP_MIN (-120.0f)
+
+/* exp(a) 2^64 for a <= 0 (NaN passes) as hi + *lo: n = rint(a / ln2) by the 1.5 2^23
+   shifter, whose low mantissa bits then hold n + 191 = n + 64 + 127, the biased exponent
+   of 2^(n+64); r = a - n ln2 in two fma (the first exact: n has <= 8 bits, ln2_hi 24).
+   The last Horner step v r + 1 is left unrounded: hi = fma(v, r, 1) and lo its exact
+   rounding error (1 - hi is exact, hi being within a factor 2 of 1), so the callers
+   fold lo into their next fma and exp costs ~0.2 ulp instead of its last rounding. */
+LN_INLINE V exp_scaled(V a, V *lo)
+{
+    const V shifter = v_set1(0x1.8p23f + 191.0f), one = v_set1(1.0f);
+    a = v_max(v_set1(LN_EXP_MIN), a);
+    const V k = v_fma(a, v_set1(0x1.715476p+0f), shifter);
+    const V n = v_sub(k, shifter);
+    V r = v_fma(n, v_set1(-0x1.62e43p-1f), a);
+    r = v_fma(n, v_set1(0x1.05c61p-29f), r); /* -(ln2 - ln2_hi) */
+    V u = v_fma(v_set1(LN_EXP_U4), r, v_set1(LN_EXP_U3));
+    u = v_fma(u, r, v_set1(LN_EXP_U2));
+    u = v_fma(u, r, v_set1(LN_EXP_U1));
+    u = v_fma(u, r, v_set1(LN_EXP_U0));
+    const V v = v_fma(u, r, one), ph = v_fma(v, r, one), pl = v_fma(v, r, v_sub(one, ph));
+    const V scale = v_shl23(k);
+    *lo = v_mul(pl, scale);
+    return v_mul(ph, scale);
+}
+
+/* erfcx(th) (th >= 0) as r + *rlo, given sqrt(pi) th as tp + tpl (its rounding stays
+   out of the denominator, which it dominates for large t). The denominator is kept as
+   den + dl (exact product and sum), and *rlo = (q - r den - r dl) / den, the quotient's
+   remainder over an approximate 1/den (8+ bits suffice for a 2^-24 correction): so R
+   carries neither the denominator's nor the division's rounding, which near x ~ -0.75
+   the backward's cancellation would amplify. *d = erfcx'(th) = 2 th erfcx - 2/sqrt(pi),
+   for the caller's first-order term in th's low part. */
+LN_INLINE V erfcx(V th, V tp, V tpl, V *d, V *rlo)
+{
+    V p = v_fma(v_set1(LN_ERFCX_P4), th, v_set1(LN_ERFCX_P3));
+    V q = v_fma(v_set1(LN_ERFCX_Q5), th, v_set1(LN_ERFCX_Q4));
+    p = v_fma(p, th, v_set1(LN_ERFCX_P2));
+    q = v_fma(q, th, v_set1(LN_ERFCX_Q3));
+    p = v_fma(p, th, v_set1(LN_ERFCX_P1));
+    q = v_fma(q, th, v_set1(LN_ERFCX_Q2));
+    p = v_fma(p, th, v_set1(1.0f));
+    q = v_fma(q, th, v_set1(LN_ERFCX_Q1));
+    q = v_fma(q, th, v_set1(1.0f));
+    const V p2 = v_fma(tpl, q, p), m = v_mul(tp, q), ml = v_fms(tp, q, m);
+    const V den = v_add(m, p2), bb = v_sub(den, m);
+    const V dl = v_add(v_add(v_sub(m, v_sub(den, bb)), v_sub(p2, bb)), ml);
+    const V r = v_quot(q, den);
+    *rlo = v_mul(v_fnma(r, dl, v_fnma(r, den, q)), v_rcp_approx(den));
+    *d = v_fms(v_add(th, th), r, vset(LN_GELU_2RSQRTPI));
+    return r;
+}
+
+#endif /* LN_KERNELS_GELU_MATH_H */
