@@ -14,6 +14,11 @@ namespace
 {
 
 constexpr float kEps = 1e-5f;
+// The buffers the bf16 cases touch (see to_bf16's note), flushed in the cold regime.
+constexpr unsigned kFwdOps =
+    lnb::OP_DX | lnb::OP_Y | lnb::OP_GAMMA | lnb::OP_BETA | lnb::OP_MEAN | lnb::OP_RSTD;
+constexpr unsigned kBwdOps = lnb::OP_Y | lnb::OP_DX | lnb::OP_GAMMA | lnb::OP_MEAN |
+                             lnb::OP_RSTD | lnb::OP_DGAMMA | lnb::OP_DBETA;
 
 // The arena's float operands are shared by every case, so bf16 copies go into buffers
 // the bf16 case does not otherwise use (converted untimed, flushed like any operand):
@@ -55,6 +60,36 @@ lnb::Make bf16_backward(const ln_kernels *k)
     };
 }
 
+// Through the public API with `threads` threads (set per call, back to the default 1 after
+// it, as the f32 *_mt cases do): the runner's row split and block fold included.
+lnb::Make bf16_forward_api(int threads)
+{
+    return [threads](const lnb::Problem &p) -> lnb::Call {
+        const uint16_t *x = to_bf16(p.x, p.dx, p.rows * p.cols);
+        auto *y = reinterpret_cast<uint16_t *>(p.y);
+        return [p, x, y, threads] {
+            ln_set_num_threads(threads);
+            ln_forward_bf16(x, p.gamma, p.beta, y, p.mean, p.rstd, p.rows, p.cols, kEps);
+            ln_set_num_threads(1);
+        };
+    };
+}
+
+lnb::Make bf16_backward_api(int threads)
+{
+    return [threads](const lnb::Problem &p) -> lnb::Call {
+        const size_t n = p.rows * p.cols;
+        const uint16_t *x = to_bf16(p.x, p.y, n), *dy = to_bf16(p.dy, p.dx, n);
+        uint16_t *dx = reinterpret_cast<uint16_t *>(p.dx) + n;
+        return [p, x, dy, dx, threads] {
+            ln_set_num_threads(threads);
+            ln_backward_bf16(dy, x, p.gamma, p.mean, p.rstd, dx, p.dgamma, p.dbeta, p.rows,
+                             p.cols);
+            ln_set_num_threads(1);
+        };
+    };
+}
+
 // The record's name, and "bf16" after it where it converts with the ISA's BF16 instructions.
 std::string bf16_impl(const ln_kernels *k)
 {
@@ -90,8 +125,7 @@ void ln_bench_cases_bf16_gelu()
             lnb::add_case({"bf16_fwd",
                            bf16_impl(k),
                            bf16_forward(k),
-                           lnb::OP_DX | lnb::OP_Y | lnb::OP_GAMMA | lnb::OP_BETA | lnb::OP_MEAN |
-                               lnb::OP_RSTD,
+                           kFwdOps,
                            4.0,
                            false,
                            {lnb::Regime::hot, lnb::Regime::cold},
@@ -101,12 +135,23 @@ void ln_bench_cases_bf16_gelu()
             lnb::add_case({"bf16_bwd",
                            bf16_impl(k),
                            bf16_backward(k),
-                           lnb::OP_Y | lnb::OP_DX | lnb::OP_GAMMA | lnb::OP_MEAN | lnb::OP_RSTD |
-                               lnb::OP_DGAMMA | lnb::OP_DBETA,
+                           kBwdOps,
                            6.0,
                            true,
                            {lnb::Regime::hot, lnb::Regime::cold},
                            false});
+    // The public API at 1 and 2 threads ("api_1t", "api"), on the wall clock like the f32
+    // fwd_mt/bwd_mt ops: the 2-thread speedup of bf16 calls.
+    for (int threads : {2, 1}) {
+        const std::string impl = threads == 2 ? "api" : "api_1t";
+        lnb::Case f{"bf16_fwd_mt", impl, bf16_forward_api(threads), kFwdOps, 4.0, false,
+                    {lnb::Regime::hot, lnb::Regime::cold}, false};
+        lnb::Case b{"bf16_bwd_mt", impl, bf16_backward_api(threads), kBwdOps, 6.0, true,
+                    {lnb::Regime::hot, lnb::Regime::cold}, false};
+        f.wall_clock = b.wall_clock = true;
+        lnb::add_case(f);
+        lnb::add_case(b);
+    }
     // GELU: elementwise, y = f(x), the traffic of a copy (8 B/element): the stream is its
     // roof; the libm loops are the scalar baseline. Backward, dx = dy f'(x), moves 12
     // B/element like the 3-stream add (its roof). cases_onednn.cc adds oneDNN's eltwise.

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """report.py - turns ln_bench's JSON into the Markdown tables and the GB/s-vs-cols plot.
 
-Usage: bench/report.py RESULTS.json --out DIR [--no-plot]
+Usage: bench/report.py RESULTS.json --out DIR [--no-plot] [--torch TORCH.json]
                        [--readme README.md --image PATH --full-table PATH]
 Writes DIR/table.md (every kernel and competitor per direction and regime, printed too),
 DIR/summary.md (one table: the public API against the roof and oneDNN) and DIR/bench.png.
@@ -84,7 +84,7 @@ def ratio(runs, key, other):
     return f"{med(runs[key]) / med(o):.2f}×" if o and key in runs else "–"
 
 
-def full_tables(ctx, runs):
+def full_tables(ctx, runs, torch_doc=None):
     order = impl_order(ctx, runs)
     out = [header(ctx, runs), "",
            "GB/s with 8 B per element forward and 12 backward; in parentheses the % of the "
@@ -131,10 +131,53 @@ def full_tables(ctx, runs):
                 out.append("| " + " | ".join(cells) + " |")
             out.append("")
     out += latency_table(runs)
+    out += bf16_table(runs, torch_doc)
     if ctx["errors"]:  # a case that failed its output check has no figure, but is named
         out += ["### Errors (no figure)", ""] + [f"- `{n}`: {m}" for n, m in
                                                    sorted(ctx["errors"].items())] + [""]
     return "\n".join(out)
+
+
+# bf16 against f32 through the public API, one thread ("api_1t" of the *_mt ops: the same
+# path and wall clock for both), with the targets bf16 LayerNorm is held to.
+BF16_TARGETS = {("fwd", "cold"): 1.8, ("fwd", "hot"): 1.5, ("bwd", "cold"): 1.6}
+BF16_COLS = (768, 4096)
+
+
+def gelems(r):
+    """G elements/s of a run (ns_per_elem inverted), median."""
+    return 1.0 / med(r, "ns")
+
+
+def bf16_table(runs, torch_doc):
+    """bf16 vs f32 (and PyTorch's bf16 where measured), 2 threads vs 1, per cols."""
+    tr = {(r["op"], r["regime"], r["cols"]): statistics.median(r["gelems"])
+          for r in (torch_doc or {}).get("runs", [])}
+    keys = [(d, rg, c) for d in ("fwd", "bwd") for rg in REGIMES for c in BF16_COLS
+            if (f"bf16_{d}_mt", rg, "api_1t", c) in runs and (f"{d}_mt", rg, "api_1t", c) in runs]
+    if not keys:
+        return []
+    torch_name = f"PyTorch {torch_doc['torch']} bf16" if torch_doc else None
+    head = ["op", "regime", "cols", "bf16", "f32", "bf16 / f32", "target", "2 threads / 1"]
+    head += [torch_name, "× PyTorch"] if torch_doc else []
+    out = ["### bf16 against f32, public API, G elements/s (medians)", "",
+           "One thread unless named; wall clock for both (the *_mt ops' api_1t and api lines)."
+           + (" PyTorch: scripts/bench_torch_bf16.py, one thread, same shapes." if torch_doc
+              else " PyTorch: not measured (torch not importable)."), "",
+           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for d, rg, c in keys:
+        b1 = gelems(runs[(f"bf16_{d}_mt", rg, "api_1t", c)])
+        f1 = gelems(runs[(f"{d}_mt", rg, "api_1t", c)])
+        b2 = runs.get((f"bf16_{d}_mt", rg, "api", c))
+        target = BF16_TARGETS.get((d, rg))
+        verdict = (f"≥ {target}× {'met' if b1 / f1 >= target else 'missed'}" if target else "–")
+        cells = [f"bf16_{d}", rg, str(c), f"{b1:.3f}", f"{f1:.3f}", f"{b1 / f1:.2f}×", verdict,
+                 f"{gelems(b2) / b1:.2f}×" if b2 else "–"]
+        if torch_doc:
+            t = tr.get((f"bf16_{d}", rg, c))
+            cells += [f"{t:.3f}", f"{b1 / t:.1f}×"] if t else ["–", "–"]
+        out.append("| " + " | ".join(cells) + " |")
+    return out + [""]
 
 
 def latency_table(runs):
@@ -247,12 +290,17 @@ def main():
     ap.add_argument("--image", default="docs/bench/bench.png")
     ap.add_argument("--full-table", default="docs/bench/table.md")
     ap.add_argument("--no-plot", action="store_true", help="tables only (no matplotlib)")
+    ap.add_argument("--torch", help="scripts/bench_torch_bf16.py's JSON: PyTorch's bf16 figures")
     a = ap.parse_args()
     ctx, runs = load(a.json)
     if not runs:
         sys.exit("report.py: no benchmark repetitions in " + a.json)
     os.makedirs(a.out, exist_ok=True)
-    table, summ = full_tables(ctx, runs), summary(ctx, runs)
+    torch_doc = None
+    if a.torch:
+        with open(a.torch) as f:
+            torch_doc = json.load(f)
+    table, summ = full_tables(ctx, runs, torch_doc), summary(ctx, runs)
     for name, text in (("table.md", table), ("summary.md", summ)):
         with open(os.path.join(a.out, name), "w") as f:
             f.write(text + "\n")

@@ -60,8 +60,9 @@ foreach(_isa AVX2 AVX512 NEON SVE)
   set(LN_HAVE_BF16_GELU_${_isa} 0)
 endforeach()
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
-  ln_add_kernel(BF16_GELU_AVX2 "src/x86/avx2_bf16.c;src/x86/gelu_avx2.c" -mavx2 -mfma)
-  set(_avx512_group src/x86/avx512_bf16.c src/x86/avx512bf16.c src/x86/gelu_avx512.c)
+  ln_add_kernel(BF16_GELU_AVX2 "src/x86/avx2_bf16.c;src/x86/avx2_bf16nf.c;src/x86/gelu_avx2.c" -mavx2 -mfma)
+  set(_avx512_group src/x86/avx512_bf16.c src/x86/avx512_bf16nf.c src/x86/avx512bf16.c
+    src/x86/gelu_avx512.c)
   if(LN_EMULATE_AVX512)
     # As avx512.c above: bf16 (both roundings) and GELU over the stand-ins.
     set_source_files_properties(${_avx512_group} PROPERTIES

@@ -3,7 +3,8 @@
 # runs it, and turns the JSON into Markdown tables and a plot under out/bench/.
 # Usage: scripts/bench.sh [--full] [--publish] [-DCMAKE_VAR=VALUE ...] [-- ln_bench flags]
 #   (default)   quick sweep, about 2 minutes on 2 cores: every cols hot, 5 cols cold
-#   --full      every cols in both regimes, more repetitions (about 10-15 minutes)
+#   --full      every cols in both regimes, more repetitions (about 10-15 minutes), and
+#               PyTorch's bf16 LayerNorm where torch imports (scripts/bench_torch_bf16.py)
 #   --ext       the 1.1 entry points (RMSNorm, fused residual add, strided rows) beside the
 #               plain API at 768, 1600, 4096 and 12288 columns; results in out/bench-ext/
 #   --publish   also copy the table and plot to docs/bench/ and refresh the README's table
@@ -68,6 +69,14 @@ start=$SECONDS
 took=$((SECONDS - start))
 
 report=(/usr/bin/python3 "$root/bench/report.py" "$out/results.json" --out "$out")
+# PyTorch's bf16 LayerNorm beside ours (the C++ harness cannot call Python): --full only,
+# where torch imports.
+if [ "$sweep" = full ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "bench: PyTorch's bf16 LayerNorm (scripts/bench_torch_bf16.py)"
+  /usr/bin/python3 "$root/scripts/bench_torch_bf16.py" --out "$out/torch_bf16.json" \
+    > "$out/torch_bf16.md" || { cat "$out/torch_bf16.md"; exit 1; }
+  report+=(--torch "$out/torch_bf16.json")
+fi
 if [ $publish = 1 ]; then
   mkdir -p "$root/docs/bench"
   "${report[@]}" --readme "$root/README.md"

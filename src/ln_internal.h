@@ -150,6 +150,13 @@ void ln_bf16_backward_avx2(const ln_bf16_bwd_args *a, size_t r0, size_t r1, floa
 void ln_bf16_forward_avx512(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
 void ln_bf16_backward_avx512(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
                              float *db);
+/* The NaN-free twins (kernels/bf16_wrap.h): reached only through the entries above. */
+void ln_bf16_forward_avx2nf(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+void ln_bf16_backward_avx2nf(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                             float *db);
+void ln_bf16_forward_avx512nf(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
+void ln_bf16_backward_avx512nf(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
+                               float *db);
 void ln_bf16_forward_avx512bf16(const ln_bf16_fwd_args *a, size_t r0, size_t r1);
 void ln_bf16_backward_avx512bf16(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float *dg,
                                  float *db);

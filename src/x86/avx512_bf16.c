@@ -1,9 +1,14 @@
 /* avx512_bf16.c - bf16 LayerNorm with AVX-512: the f32 bodies on widened lanes, RNE stores. */
 
 /* Compiled as is: integer-shift rounding (any AVX-512 CPU). avx512bf16.c includes this
-   file with LN_BF16_CVT 1: rounding by vcvtneps2bf16 (AVX512_BF16). */
+   file with LN_BF16_CVT 1: rounding by vcvtneps2bf16 (AVX512_BF16); avx512_bf16nf.c with
+   LN_BF16_NANFREE 1: shift rounding without the NaN quieting, for calls with finite float
+   operands (kernels/bf16_wrap.h says when that is exact). */
 #ifndef LN_BF16_CVT
 #define LN_BF16_CVT 0
+#endif
+#ifndef LN_BF16_NANFREE
+#define LN_BF16_NANFREE 0
 #endif
 #include "avx512_vocab.h"
 #include "kernels/bf16_elem.h"
@@ -19,6 +24,8 @@ static inline __m256i narrow_shift(V v)
     const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
     const __m512i rne = _mm512_srli_epi32(
         _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb), 16);
+    if (LN_BF16_NANFREE) /* its NaNs are quiet with a zero low half: rne keeps them */
+        return _mm512_cvtepi32_epi16(rne);
     const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
     return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(rne, nan, hi, _mm512_set1_epi32(0x40)));
 }
@@ -41,6 +48,25 @@ static inline __m256i narrow(V v)
     return r;
 #endif
 }
+
+/* 32 results from one vcvtne2ps2bf16 and one store; a pair holding a subnormal takes the
+   shift path as above. */
+#define LN_HAVE_E_STORE2 1
+static inline void e_store2(uint16_t *p, V a, V b)
+{
+    if (_mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20)) {
+        _mm256_storeu_si256((__m256i *)p, narrow_shift(a));
+        _mm256_storeu_si256((__m256i *)(p + LN_W), narrow_shift(b));
+        return;
+    }
+#ifdef LN_EMU_AVX512
+    _mm512_storeu_si512(p, _mm512_cvtne2ps_pbh(b, a));
+#else
+    __m512i r; /* a into the low half: the instruction's second source */
+    __asm__("vcvtne2ps2bf16 %2, %1, %0" : "=v"(r) : "v"(b), "v"(a));
+    _mm512_storeu_si512(p, r);
+#endif
+}
 #else
 static inline __m256i narrow(V v) { return narrow_shift(v); }
 #endif
@@ -52,6 +78,10 @@ static inline void e_storem(uint16_t *p, VM m, V v) { _mm256_mask_storeu_epi16(p
 
 #include "kernels/ln_forward.h"
 #include "kernels/ln_backward.h"
+#if !LN_BF16_CVT && !LN_BF16_NANFREE
+#define LN_BF16_TWIN_FORWARD ln_bf16_forward_avx512nf
+#define LN_BF16_TWIN_BACKWARD ln_bf16_backward_avx512nf
+#endif
 #include "kernels/bf16_wrap.h"
 
 #include "kernels/entries.h"
@@ -59,6 +89,8 @@ static inline void e_storem(uint16_t *p, VM m, V v) { _mm256_mask_storeu_epi16(p
 /* One pair of entry points per rounding, each from its own file's compilation. */
 #if LN_BF16_CVT
 LN_BF16_ENTRIES(avx512bf16)
+#elif LN_BF16_NANFREE
+LN_BF16_ENTRIES(avx512nf)
 #else
 LN_BF16_ENTRIES(avx512)
 #endif

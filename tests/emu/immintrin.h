@@ -218,6 +218,7 @@ LN_EMU __m256i _mm256_loadu_si256(const void *p)
     return r;
 }
 LN_EMU void _mm256_storeu_si256(void *p, __m256i v) { memcpy(p, v.h, sizeof v.h); }
+LN_EMU void _mm512_storeu_si512(void *p, __m512i v) { memcpy(p, v.h, sizeof v.h); }
 LN_EMU __m256i _mm256_maskz_loadu_epi16(__mmask16 m, const void *p)
 {
     __m256i r;
