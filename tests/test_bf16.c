@@ -298,10 +298,10 @@ static void float_nan_payloads(void **state)
                 assert_int_equal(y1[i], y0[i]);
         }
         g[jg] = 1.0f;
-        const ln_bf16_bwd_args a0 = {x, n, x, n, g, m, rs, dx0, n, n};
+        const ln_bf16_bwd_args a0 = {x, n, x, n, g, m, rs, dx0, n, n, 0};
         g_k->bf16_backward(&a0, 0, rows, NULL, NULL);
         rs[1] = f32_of_bits(0x7FFFFFFFu);
-        const ln_bf16_bwd_args a1 = {x, n, x, n, g, m, rs, dx1, n, n};
+        const ln_bf16_bwd_args a1 = {x, n, x, n, g, m, rs, dx1, n, n, 0};
         g_k->bf16_backward(&a1, 0, rows, NULL, NULL);
         for (size_t i = 0; i < nn; i++) {
             if (i / n == 1)
