@@ -101,10 +101,9 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
     return blocks_one_thread(block, c, rows, cols, accumulate, dgamma, dbeta);
 }
 
-/* The one-thread paths below call the kernel directly: the default costs one load and
-   one branch over the kernel call. */
 /* Kernels get args.nt set when the outputs are at least ln_nt_bytes: a copy of the
-   arguments, so small calls pay one compare. */
+   arguments, so small calls pay one compare. Only the f32 calls: no bf16 kernel streams
+   (its stores are packed halves). */
 #define WITH_NT(T, a, out_bytes)                                                          \
     T nt_args_;                                                                           \
     if ((out_bytes) >= ln_nt_bytes()) {                                                   \
@@ -113,6 +112,8 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
         (a) = &nt_args_;                                                                  \
     }
 
+/* The one-thread paths below call the kernel directly: the default costs one load and
+   one branch over the kernel call. */
 void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
 {
     WITH_NT(ln_fwd_args, a, rows * a->ldy * sizeof(float))
@@ -136,7 +137,6 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
 
 void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t rows)
 {
-    WITH_NT(ln_bf16_fwd_args, a, rows * a->ldy * sizeof(uint16_t))
     const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_BF16_FWD, rows);
     if (t > 1) {
         const call c = {k, a};
@@ -149,7 +149,6 @@ void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t 
 int ln_bf16_backward_run(const ln_kernels *k, const ln_bf16_bwd_args *a, size_t rows,
                          float *dgamma, float *dbeta)
 {
-    WITH_NT(ln_bf16_bwd_args, a, a->dx ? rows * a->lddx * sizeof(uint16_t) : 0)
     const call c = {k, a};
     return run_blocks(bf16_block, &c, rows, a->cols, 0, dgamma, dbeta, LN_THREAD_MIN_BF16_BWD);
 }

@@ -34,12 +34,7 @@ static int all_finite(const float *p, size_t n)
         const V v = v_loadm(p + i, v_tailmask((unsigned)(n - i)));
         acc = v_add(acc, v_sub(v, v));
     }
-    float t[LN_W];
-    v_store(t, acc);
-    float s = 0.0f;
-    for (unsigned l = 0; l < LN_W; l++)
-        s += t[l];
-    return s == 0.0f;
+    return hsum(acc) == 0.0f;
 }
 #endif
 
