@@ -197,11 +197,12 @@ LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
  * the block partials column by column in row order (so they do not depend on R either).
  * Returns 0, having written nothing, when a row's constants overflowed (the caller
  * rescues the group). `full`: gamma, dx and both partials are present; rms and acc are
- * constants in every instantiation, so the loops carry no tests.
+ * constants in every instantiation, so the loops carry no tests. `stream`: dx goes out
+ * with non-temporal stores where the rows allow (a constant too).
  */
 LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double inv_n, size_t r,
                              unsigned R, float *dg, float *db, int first, int full, int rms,
-                             int acc)
+                             int acc, int stream)
 {
     ln_bwd_rows w;
     w.gamma = a->gamma;
@@ -246,7 +247,7 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
         return 0;
     /* Element-wise, so any split into vectors gives the same bits: streaming only moves
        where the vectors start. */
-    const unsigned h = w.hdx && bwd_nt(a) && !acc ? bwd_stream_head(&w, R, n) : LN_W + 1;
+    const unsigned h = stream ? bwd_stream_head(&w, R, n) : LN_W + 1;
     if (h > LN_W) {
         bwd_apply_cols(&w, 0, n, R, first, 0);
     } else {
@@ -262,27 +263,31 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
    |x - mean| near FLT_MAX) is redone row by row in double, which covers every float. */
 LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, double inv_n,
                                  size_t r, size_t r0, size_t r1, unsigned R, float *dg,
-                                 float *db, int full, int rms, int acc)
+                                 float *db, int full, int rms, int acc, int stream)
 {
     for (; r + R <= r1; r += R)
-        if (!backward_group(a, p, inv_n, r, R, dg, db, r == r0, full, rms, acc))
+        if (!backward_group(a, p, inv_n, r, R, dg, db, r == r0, full, rms, acc, stream))
             for (unsigned i = 0; i < R; i++)
                 ln_backward_row_double(a, r + i, dg, db, r + i == r0);
     return r;
 }
 
 /* R shrinks with cols so that a group's rows stay near (L1, then L2) between the passes;
-   two rows up to 4096 columns share each vector's partials loads and stores. */
+   two rows up to 4096 columns share each vector's partials loads and stores. The partial
+   cases (a NULL operand: frozen gamma, no dx) take single rows: one copy of the loops
+   instead of three, for calls that are rare in training. */
 LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
                              float *dg, float *db, int full, int rms, int acc)
 {
     const double inv_n = 1.0 / (double)p->n;
     size_t r = r0;
-    if (p->n <= LN_SMALL_COLS)
-        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc);
+    if (!full)
+        ;
+    else if (p->n <= LN_SMALL_COLS)
+        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, 0);
     else if (p->n <= 4096)
-        r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc);
-    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc);
+        r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc, 0);
+    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, 0);
 }
 
 /* One function per instantiation: each gets its own register allocation (inlined into
@@ -297,8 +302,19 @@ LN_BWD_ROWS_FN(bwd_rows_full, 1, 0, 0)
 LN_BWD_ROWS_FN(bwd_rows_full_rms, 1, 1, 0)
 LN_BWD_ROWS_FN(bwd_rows_full_acc, 1, 0, 1)
 LN_BWD_ROWS_FN(bwd_rows_full_rms_acc, 1, 1, 1)
-LN_BWD_ROWS_FN(bwd_rows_any, 0, 0, (a->dx && (a->flags & LN_FLAG_ACCUMULATE)))
-LN_BWD_ROWS_FN(bwd_rows_any_rms, 0, 1, (a->dx && (a->flags & LN_FLAG_ACCUMULATE)))
+LN_BWD_ROWS_FN(bwd_rows_any, 0, (a->flags & LN_FLAG_RMS_NORM) != 0,
+               (a->dx && (a->flags & LN_FLAG_ACCUMULATE)))
+
+/* Streamed dx (args.nt: the call's outputs exceed the cache), any flags but ACCUMULATE
+   (which reads dx back). Such calls run at memory speed, where interleaving rows gains
+   nothing, so single rows serve every cols; R never changes a row's bits. */
+static __attribute__((noinline)) void bwd_rows_stream(const ln_body_bwd_args *a,
+                                                      const ln_plan *p, size_t r0, size_t r1,
+                                                      float *dg, float *db)
+{
+    backward_groups(a, p, 1.0 / (double)p->n, r0, r0, r1, 1, dg, db, 0,
+                    (a->flags & LN_FLAG_RMS_NORM) != 0, 0, 1);
+}
 
 static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
 {
@@ -321,7 +337,10 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
     const int rms = (a->flags & LN_FLAG_RMS_NORM) != 0;
     const int acc = a->dx && (a->flags & LN_FLAG_ACCUMULATE);
     /* The training cases get loops with every operand and flag a constant. */
-    if (a->gamma && a->dx && dg && db) {
+    if (bwd_nt(a) && a->dx && !acc) {
+        bwd_rows_stream(a, &p, r0, r1, dg, db);
+        v_nt_fence(); /* streamed dx lines ordered before the call returns */
+    } else if (a->gamma && a->dx && dg && db) {
         if (!rms && !acc)
             bwd_rows_full(a, &p, r0, r1, dg, db);
         else if (rms && !acc)
@@ -330,13 +349,9 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
             bwd_rows_full_acc(a, &p, r0, r1, dg, db);
         else
             bwd_rows_full_rms_acc(a, &p, r0, r1, dg, db);
-    } else if (rms) {
-        bwd_rows_any_rms(a, &p, r0, r1, dg, db);
     } else {
         bwd_rows_any(a, &p, r0, r1, dg, db);
     }
-    if (bwd_nt(a) && a->dx && !acc)
-        v_nt_fence(); /* streamed dx lines ordered before the call returns */
 }
 
 #endif /* LN_KERNELS_BACKWARD_H */

@@ -407,9 +407,12 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
         e_storem(y + i, tm, apply_one(x, r2, g, b, i, tm, 1, mv, dv, rs, hg, hb, two, ctr));
 }
 
-/* The NULL-gamma / NULL-beta cases get their own loops: no loads of implicit ones. */
-LN_INLINE void apply_row(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, const float *g,
-                         const float *b, LN_ELEM *y, ln_rowc c, int ctr, int nt)
+/* The NULL-gamma / NULL-beta cases get their own loops: no loads of implicit ones. One
+   out-of-line copy per centering serves every caller (inlined into each of the statistics
+   variants, the loops were most of the kernel's code); a call per row costs nothing
+   beside a row's pass. */
+LN_INLINE void apply_row_c(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, const float *g,
+                           const float *b, LN_ELEM *y, ln_rowc c, int ctr, int nt)
 {
     if (r2)
         apply_row_t(p, x, r2, g, b, y, c, g != NULL, b != NULL, 1, ctr, nt);
@@ -421,6 +424,30 @@ LN_INLINE void apply_row(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, 
         apply_row_t(p, x, r2, g, b, y, c, 0, 1, 0, ctr, nt);
     else
         apply_row_t(p, x, r2, g, b, y, c, 0, 0, 0, ctr, nt);
+}
+
+static __attribute__((noinline)) void apply_row_centered(const ln_plan *p, const LN_ELEM *x,
+                                                         const LN_ELEM *r2, const float *g,
+                                                         const float *b, LN_ELEM *y, ln_rowc c,
+                                                         int nt)
+{
+    apply_row_c(p, x, r2, g, b, y, c, 1, nt);
+}
+
+static __attribute__((noinline)) void apply_row_rms(const ln_plan *p, const LN_ELEM *x,
+                                                    const LN_ELEM *r2, const float *g,
+                                                    const float *b, LN_ELEM *y, ln_rowc c, int nt)
+{
+    apply_row_c(p, x, r2, g, b, y, c, 0, nt);
+}
+
+LN_INLINE void apply_row(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, const float *g,
+                         const float *b, LN_ELEM *y, ln_rowc c, int ctr, int nt)
+{
+    if (ctr)
+        apply_row_centered(p, x, r2, g, b, y, c, nt);
+    else
+        apply_row_rms(p, x, r2, g, b, y, c, nt);
 }
 
 /* mode: bit 0 RMSNorm, bit 1 residual (constants per instantiation). */
