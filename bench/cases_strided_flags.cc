@@ -61,6 +61,14 @@ void ln_bench_cases_strided_flags()
                            p.dgamma, p.dbeta, p.rows, p.cols, LN_FLAG_RMS_NORM);
     }, "rms_bwd");
     lnb::add_stream("rms_bwd", true);
+    // LN_FLAG_ACCUMULATE adds to dx, dgamma and dbeta (so also reads dx): counted at the
+    // plain backward's 12 B/element, its GB/s compare with "bwd" as times do. Unchecked:
+    // repeated calls accumulate, so dx afterwards is no single call's result.
+    lnb::add_case({"acc_bwd", "api", simple([](const lnb::Problem &p) {
+                       ln_backward_ex_f32(p.dy, p.cols, p.x, p.cols, p.gamma, p.mean, p.rstd,
+                                          p.dx, p.cols, p.dgamma, p.dbeta, p.rows, p.cols,
+                                          LN_FLAG_ACCUMULATE);
+                   }), lnb::OPS_BWD, 12.0, true, {lnb::Regime::hot, lnb::Regime::cold}, false});
 
     // Fused residual add, 12 B/element (read x and residual, write y), against the same
     // work unfused and against the stream s = x + residual of the same traffic.

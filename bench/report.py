@@ -4,7 +4,8 @@
 Usage: bench/report.py RESULTS.json --out DIR [--no-plot] [--torch TORCH.json]
                        [--readme README.md --image PATH --full-table PATH]
 Writes DIR/table.md (every kernel and competitor per direction and regime, printed too),
-DIR/summary.md (one table: the public API against the roof and oneDNN) and DIR/bench.png.
+DIR/summary.md (one table: the public API against the roof and oneDNN, then every speed
+target met or missed, bench/targets.py) and DIR/bench.png.
 With --readme, the block between the README's bench markers is replaced by summary.md,
 the plot at --image and a link to --full-table (paths relative to the README).
 """
@@ -13,6 +14,8 @@ import json
 import os
 import statistics
 import sys
+
+import targets
 
 OPS = {"fwd": "Forward", "bwd": "Backward"}
 REGIMES = {"hot": "hot (x ≈ 256 KiB, L2-resident)",
@@ -132,6 +135,7 @@ def full_tables(ctx, runs, torch_doc=None):
             out.append("")
     out += latency_table(runs)
     out += bf16_table(runs, torch_doc)
+    out += targets.table(runs, gelems)
     if ctx["errors"]:  # a case that failed its output check has no figure, but is named
         out += ["### Errors (no figure)", ""] + [f"- `{n}`: {m}" for n, m in
                                                    sorted(ctx["errors"].items())] + [""]
@@ -220,7 +224,7 @@ def summary(ctx, runs):
         out += ["", "One row, forward: " + ", ".join(
             f"cols {k[3]}: {statistics.median(runs[k]['ns']) * k[3]:.0f} ns"
             for k in sorted(lat, key=lambda k: k[3])) + "."]
-    return "\n".join(out)
+    return "\n".join(out + [""] + targets.table(runs, gelems))
 
 
 def plot(ctx, runs, path):
