@@ -14,7 +14,9 @@ rational fit (Q(0) = 1); the kernels evaluate
 
     R(t) = Q(t) / (t' Q(t) + P'(t)),   t' = sqrt(pi) t,  P' = sqrt(pi) P    (one division)
 
-t' is |x| sqrt(pi/2) (the kernels keep it in two floats). A rounding in Q cancels between
+The kernels evaluate P' and Q at a = |x| = sqrt(2) t itself (exact, where t is not): the
+printed coefficients are the fit's, k-th scaled by 2^(-k/2) before rounding to float, so
+P'(0) = Q(0) = 1 stay exact. t' is a sqrt(pi/2) (the kernels keep it in two floats). A rounding in Q cancels between
 numerator and denominator, and an error in P' (that is in g) reaches R damped by
 g / (t + g): ~1 at t = 0, ~1 / (2 t^2) in the tail.
 
@@ -22,7 +24,7 @@ The fit is a linearised weighted least-squares (Loeb / Lawson iteration) of g on
 nodes, weighted by 1 / (t + g) so it minimises R's relative error; the reference is mpmath
 at 40 digits. The coefficients are then rounded to float, and R is evaluated in simulated
 float32 (every fma rounds once: products are exact in double, the sum rounded to float;
-the double rounding this can add is a 2^-29 event) on 200001 points of [0, 20/sqrt 2] and
+the double rounding this can add is a 2^-29 event) on 200001 points a of [0, 20] and
 compared with mpmath, printing the error in float ulps of R. Output: the C constants.
 
 Run: /usr/bin/python3 tools/fit_gelu.py   (needs numpy and mpmath; ~1 minute)
@@ -117,29 +119,32 @@ def main():
     print("#define LN_EXP_U " + ", ".join(hexf(v) for v in u) + " /* r^0 up */")
     c, fit_err = fit(DEG)
     sp = mp.sqrt(mp.pi)
-    pstar = [np.float32(float(sp * mp.mpf(v))) for v in c[:DEG + 1]]
-    qstar = [np.float32(1.0)] + [np.float32(float(v)) for v in c[DEG + 1:]]
-    t = np.linspace(0, T, 200001).astype(np.float32)
-    exact = np.array([float(erfcx(x)) for x in t])
-    qv = horner32(qstar, t)
-    tp = (t.astype(np.float64) * float(sp)).astype(np.float32)
-    d = fma32(tp, qv, horner32(pstar, t))
+    # In a = sqrt(2) t: the k-th coefficient times 2^(-k/2), rounded to float once.
+    sc = [mp.mpf(2) ** (-mp.mpf(k) / 2) for k in range(DEG + 2)]
+    pstar = [np.float32(float(sp * mp.mpf(v) * sc[k])) for k, v in enumerate(c[:DEG + 1])]
+    qstar = [np.float32(1.0)] + [np.float32(float(mp.mpf(v) * sc[k + 1]))
+                                 for k, v in enumerate(c[DEG + 1:])]
+    a = np.linspace(0, 20, 200001).astype(np.float32)
+    exact = np.array([float(erfcx(float(x) / np.sqrt(2))) for x in a])
+    qv = horner32(qstar, a)
+    tp = (a.astype(np.float64) * float(sp / mp.sqrt(2))).astype(np.float32)
+    d = fma32(tp, qv, horner32(pstar, a))
     r = (qv.astype(np.float64) / d.astype(np.float64)).astype(np.float32)
     ulps = np.abs(r - exact) / ulp32(exact)
-    # The kernels keep sqrt(pi) t in two floats, the denominator exactly and the
+    # The kernels keep sqrt(pi/2) a in two floats, the denominator exactly and the
     # quotient's remainder: R then carries only the Horner roundings of P and Q, then
     # one rounding (here, of the double quotient).
-    dk = t.astype(np.float64) * float(sp) * qv.astype(np.float64) + horner32(pstar, t)
+    dk = a.astype(np.float64) * float(sp / mp.sqrt(2)) * qv.astype(np.float64) + horner32(pstar, a)
     rk = (qv.astype(np.float64) / dk).astype(np.float32)
     ulps_k = np.abs(rk - exact) / ulp32(exact)
     print(f"/* fit: max relative error of R in exact arithmetic {fit_err:.3g} "
           f"(2^{np.log2(fit_err):.1f}); float evaluation: max {ulps.max():.2f} ulp "
-          f"(at t = {t[np.argmax(ulps)]:.4g}), 99.9% below {np.percentile(ulps, 99.9):.2f}; "
+          f"(at a = {a[np.argmax(ulps)]:.4g}), 99.9% below {np.percentile(ulps, 99.9):.2f}; "
           f"as the kernels evaluate it (exact denominator and remainder) max "
           f"{ulps_k.max():.2f} ulp */")
     for name, coef in (("P", pstar), ("Q", qstar)):
         body = ", ".join(hexf(v) for v in coef)
-        print(f"#define LN_ERFCX_{name} {body} /* t^0 up */")
+        print(f"#define LN_ERFCX_{name} {body} /* a^0 up */")
     return 0
 
 

@@ -85,30 +85,27 @@ LN_INLINE V gelu_tanh_grad(V x)
     return v_mul(v_fma(v_mul(xa, dw), v_mul(er, r), s), v_set1(LN_EXP_UNSCALE));
 }
 
-/* The erf form's q = 0.5 erfc(t) 2^64 for t = |x| / sqrt 2 = th + tl: 0.5 exp(-t^2)
-   erfcx(t), exp(-t^2) = exp(-x^2/2) taken from x^2 split exactly (x2h + x2l) as
-   exp(-x2h/2) (1 - x2l/2), and erfcx(t) = erfcx(th) + tl erfcx'(th) (sqrt(pi) t, which
-   erfcx's denominator needs, is split the same way). Both corrections
-   and exp's low part are summed first, so q takes one rounding after the division.
-   *dens gets exp(-x^2/2) 2^64 / sqrt(2 pi), the backward's density, also rounded once
-   (1 / sqrt(2 pi) split in two floats). Phi(x) = 0.5 erfc(-x / sqrt 2) is
-   then q for x < 0 and 1 - q for x >= 0: neither cancels. */
+/* The erf form's q = 0.5 erfc(t) 2^64 for t = |x| / sqrt 2: 0.5 exp(-t^2) erfcx(t),
+   exp(-t^2) = exp(-x^2/2) taken from x^2 split exactly (x2h + x2l) as exp(-x2h/2)
+   (1 - x2l/2), and erfcx evaluated at a = |x| itself (gelu_math.h), so t is never
+   rounded. The correction and exp's low part are summed first, so q takes one rounding
+   after the division. *dens gets exp(-x^2/2) 2^64 / sqrt(2 pi), the backward's density,
+   also rounded once (1 / sqrt(2 pi) split in two floats). Phi(x) = 0.5 erfc(-x / sqrt 2)
+   is then q for x < 0 and 1 - q for x >= 0: neither cancels. */
 LN_INLINE V erf_q(V x, V *dens)
 {
-    const V rh = vset(LN_GELU_HI(LN_GELU_RSQRT2)), rl = vset(LN_GELU_LO(LN_GELU_RSQRT2));
     const V ax = v_abs(x);
-    const V th = v_mul(ax, rh), tl = v_fma(ax, rl, v_fms(ax, rh, th));
     const V sh = vset(LN_GELU_HI(LN_GELU_SQRTPI_2)), sl = vset(LN_GELU_LO(LN_GELU_SQRTPI_2));
     const V tp = v_mul(ax, sh), tpl = v_fma(ax, sl, v_fms(ax, sh, tp));
     const V x2h = v_mul(x, x), hx2l = v_mul(v_set1(0.5f), v_fms(x, x, x2h));
-    V el, d, rlo;
+    V el, rlo;
     const V eh = exp_scaled(v_mul(v_set1(-0.5f), x2h), &el);
     if (dens) {
         const V kh = vset(LN_GELU_HI(LN_GELU_RSQRT2PI)), kl = vset(LN_GELU_LO(LN_GELU_RSQRT2PI));
         *dens = v_fma(eh, kh, v_fma(eh, kl, v_mul(kh, v_fnma(hx2l, eh, el))));
     }
-    const V r = erfcx(th, tp, tpl, &d, &rlo);
-    const V small = v_fma(eh, v_fnma(hx2l, r, v_fma(tl, d, rlo)), v_mul(el, r));
+    const V r = erfcx(ax, tp, tpl, &rlo);
+    const V small = v_fma(eh, v_fnma(hx2l, r, rlo), v_mul(el, r));
     return v_mul(v_set1(0.5f), v_fma(eh, r, small));
 }
 

@@ -18,21 +18,22 @@
 #define LN_EXP_U3 0x1.123a22p-7f
 #define LN_EXP_U4 0x1.6a23cp-10f
 
-/* erfcx(t) = exp(t^2) erfc(t) = Q(t) / (sqrt(pi) t Q(t) + P(t)) on [0, 20/sqrt 2]: the
-   continued-fraction shape c / (t + g), g = P / (sqrt(pi) Q), fit error 2^-29.9
-   relative. Evaluated in float as below (exact denominator, the remainder kept) R is
-   within 2.09 ulp even when rounded once more (tools/fit_gelu.py; a plain fma
-   denominator and division would give 2.54): the larger figures at t -> 0, where R is
-   just below 1 and the roundings of P ~ 1 count double. */
-#define LN_ERFCX_P1 0x1.d0ca3ep-1f
-#define LN_ERFCX_P2 0x1.b6bfacp-2f
-#define LN_ERFCX_P3 0x1.c3bc9ap-4f
-#define LN_ERFCX_P4 0x1.b278b2p-7f
-#define LN_ERFCX_Q1 0x1.8d4734p+0f
-#define LN_ERFCX_Q2 0x1.279d38p+0f
-#define LN_ERFCX_Q3 0x1.fdc40cp-2f
-#define LN_ERFCX_Q4 0x1.fde0fap-4f
-#define LN_ERFCX_Q5 0x1.ea380ap-7f
+/* erfcx(t) = exp(t^2) erfc(t) = Q(a) / (sqrt(pi/2) a Q(a) + P(a)) for a = sqrt(2) t in
+   [0, 20] (a is |x|, exact): the continued-fraction shape c / (t + g), g = P / (sqrt(pi)
+   Q), fit error 2^-29.9 relative (fitted in t, the k-th coefficient then scaled by
+   2^(-k/2), so P(0) = Q(0) = 1 stay exact). Evaluated in float as below (exact
+   denominator, the remainder kept) R is within 2.09 ulp even when rounded once more
+   (tools/fit_gelu.py; a plain fma denominator and division would give 2.55): the larger
+   figures at a -> 0, where R is just below 1 and the roundings of P ~ 1 count double. */
+#define LN_ERFCX_P1 0x1.48a7fap-1f
+#define LN_ERFCX_P2 0x1.b6bfacp-3f
+#define LN_ERFCX_P3 0x1.3f6d14p-5f
+#define LN_ERFCX_P4 0x1.b278b2p-9f
+#define LN_ERFCX_Q1 0x1.18eb06p+0f
+#define LN_ERFCX_Q2 0x1.279d38p-1f
+#define LN_ERFCX_Q3 0x1.687578p-3f
+#define LN_ERFCX_Q4 0x1.fde0fap-6f
+#define LN_ERFCX_Q5 0x1.5aa31ap-9f
 
 /* The exp below returns exp(a) 2^64 (LN_EXP_SCALE): its 2^n factor is then always a
    normal float for a >= LN_EXP_MIN, and the callers apply 2^-64 once, to the product
@@ -68,30 +69,28 @@ LN_INLINE V exp_scaled(V a, V *lo)
     return v_mul(ph, scale);
 }
 
-/* erfcx(th) (th >= 0) as r + *rlo, given sqrt(pi) th as tp + tpl (its rounding stays
-   out of the denominator, which it dominates for large t). The denominator is kept as
-   den + dl (exact product and sum), and *rlo = (q - r den - r dl) / den, the quotient's
-   remainder over an approximate 1/den (8+ bits suffice for a 2^-24 correction): so R
-   carries neither the denominator's nor the division's rounding, which near x ~ -0.75
-   the backward's cancellation would amplify. *d = erfcx'(th) = 2 th erfcx - 2/sqrt(pi),
-   for the caller's first-order term in th's low part. */
-LN_INLINE V erfcx(V th, V tp, V tpl, V *d, V *rlo)
+/* erfcx(a / sqrt 2) (a >= 0) as r + *rlo, given sqrt(pi/2) a as tp + tpl (its rounding
+   stays out of the denominator, which it dominates for large a). The denominator is kept
+   as den + dl (exact product and sum), and *rlo = (q - r den - r dl) / den, the
+   quotient's remainder over an approximate 1/den (8+ bits suffice for a 2^-24
+   correction): so R carries neither the denominator's nor the division's rounding, which
+   near x ~ -0.75 the backward's cancellation would amplify. */
+LN_INLINE V erfcx(V a, V tp, V tpl, V *rlo)
 {
-    V p = v_fma(v_set1(LN_ERFCX_P4), th, v_set1(LN_ERFCX_P3));
-    V q = v_fma(v_set1(LN_ERFCX_Q5), th, v_set1(LN_ERFCX_Q4));
-    p = v_fma(p, th, v_set1(LN_ERFCX_P2));
-    q = v_fma(q, th, v_set1(LN_ERFCX_Q3));
-    p = v_fma(p, th, v_set1(LN_ERFCX_P1));
-    q = v_fma(q, th, v_set1(LN_ERFCX_Q2));
-    p = v_fma(p, th, v_set1(1.0f));
-    q = v_fma(q, th, v_set1(LN_ERFCX_Q1));
-    q = v_fma(q, th, v_set1(1.0f));
+    V p = v_fma(v_set1(LN_ERFCX_P4), a, v_set1(LN_ERFCX_P3));
+    V q = v_fma(v_set1(LN_ERFCX_Q5), a, v_set1(LN_ERFCX_Q4));
+    p = v_fma(p, a, v_set1(LN_ERFCX_P2));
+    q = v_fma(q, a, v_set1(LN_ERFCX_Q3));
+    p = v_fma(p, a, v_set1(LN_ERFCX_P1));
+    q = v_fma(q, a, v_set1(LN_ERFCX_Q2));
+    p = v_fma(p, a, v_set1(1.0f));
+    q = v_fma(q, a, v_set1(LN_ERFCX_Q1));
+    q = v_fma(q, a, v_set1(1.0f));
     const V p2 = v_fma(tpl, q, p), m = v_mul(tp, q), ml = v_fms(tp, q, m);
     const V den = v_add(m, p2), bb = v_sub(den, m);
     const V dl = v_add(v_add(v_sub(m, v_sub(den, bb)), v_sub(p2, bb)), ml);
     const V r = v_quot(q, den);
     *rlo = v_mul(v_fnma(r, dl, v_fnma(r, den, q)), v_rcp_approx(den));
-    *d = v_fms(v_add(th, th), r, vset(LN_GELU_2RSQRTPI));
     return r;
 }
 
