@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """fit_gelu.py - derives the GELU kernels' polynomial exp and the erf form's rational erfcx.
 
+It also prints the constants of the tanh form's exp reduction (exp_av), which are derived,
+not fitted.
+
 exp (both forms): exp(r) = 1 + r + r^2 U(r) on |r| <= ln2 / 2 (after Cody-Waite reduction
 by n ln 2), U of degree 4 fitted for relative error, so the Horner ends in two fma with
 the exact constants 1: the float evaluation's error is the last rounding plus ~0.1 ulp.
@@ -106,6 +109,18 @@ def hexf(v):
     return mant.rstrip("0").rstrip(".") + "p" + exp + "f"
 
 
+def exp_av_constants():
+    """The tanh form's exp(A v) reduction in v's units (gelu_math.h, exp_av): A = 2C,
+    M = ln2 / A cut to 14 significant bits (Mh: n Mh exact for |n| < 2^8), A (M - Mh)."""
+    a = 2 * mp.sqrt(2 / mp.pi)
+    m = mp.log(2) / a
+    e = int(mp.floor(mp.log(m, 2)))
+    mh = mp.nint(m * mp.mpf(2) ** (13 - e)) / mp.mpf(2) ** (13 - e)
+    print(f"#define LN_EXPV_A_LN2 {hexf(float(a / mp.log(2)))} /* A / ln2 */")
+    print(f"#define LN_EXPV_MH {hexf(float(mh))} /* ln2 / A to 14 bits */")
+    print(f"#define LN_EXPV_AML {hexf(float(a * (m - mh)))} /* A (ln2 / A - Mh) */")
+
+
 def main():
     u, exp_err = fit_exp()
     r = np.linspace(-0.3466, 0.3466, 100001).astype(np.float32)
@@ -117,6 +132,7 @@ def main():
     print(f"/* exp: fit error 2^{np.log2(exp_err):.1f} relative; float evaluation max "
           f"{eu.max():.2f} ulp on |r| <= ln2/2 */")
     print("#define LN_EXP_U " + ", ".join(hexf(v) for v in u) + " /* r^0 up */")
+    exp_av_constants()
     c, fit_err = fit(DEG)
     sp = mp.sqrt(mp.pi)
     # In a = sqrt(2) t: the k-th coefficient times 2^(-k/2), rounded to float once.

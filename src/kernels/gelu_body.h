@@ -31,33 +31,21 @@ LN_INLINE V vset(double c) { return v_set1((float)c); }
 LN_INLINE V clamp_lo(V x) { return v_max(v_set1(-LN_GELU_CLAMP), x); }
 LN_INLINE V clamp(V x) { return v_min(v_set1(LN_GELU_CLAMP), clamp_lo(x)); }
 
-/* w = 2u = 2C x + 2CK x^3 as hi + *lo (gelu.h): exact products by fma, one two-sum. */
-LN_INLINE V arg_w(V x, V *lo)
-{
-    const V c1h = vset(LN_GELU_HI(LN_GELU_2C)), c1l = vset(LN_GELU_LO(LN_GELU_2C));
-    const V c3h = vset(LN_GELU_HI(LN_GELU_2CK)), c3l = vset(LN_GELU_LO(LN_GELU_2CK));
-    const V x2h = v_mul(x, x), x2l = v_fms(x, x, x2h);
-    const V x3h = v_mul(x2h, x), x3l = v_fma(x2l, x, v_fms(x2h, x, x3h));
-    const V t1h = v_mul(c1h, x), t1l = v_fma(c1l, x, v_fms(c1h, x, t1h));
-    const V t3h = v_mul(c3h, x3h);
-    const V t3l = v_fma(c3h, x3l, v_fma(c3l, x3h, v_fms(c3h, x3h, t3h)));
-    const V hi = v_add(t1h, t3h), bv = v_sub(hi, t1h);
-    const V err = v_add(v_sub(t1h, v_sub(hi, bv)), v_sub(t3h, bv));
-    *lo = v_add(err, v_add(t1l, t3l));
-    return hi;
-}
-
-/* The tanh form's sigmoid(w), w = hi + lo (w has x's sign): E = exp(-|hi|) (1 -+ lo)
-   2^64 (gelu_math.h), e = E 2^-64 <= 1, r = 1 / (1 + e) is returned; sigmoid = r for
-   x >= 0 and e r below, and sigmoid (1 - sigmoid) = e r^2: *er gets E r. */
+/* The tanh form's sigmoid(w), w = 2u = A v, v = x + K x^3 (gelu.h), from xn = -|x|:
+   v(xn) = -|v| in float-float (exact products by fma, one two-sum), e = exp(A v(xn)) =
+   exp(-|w|) <= 1 as E = e 2^64 (gelu_math.h); r = 1 / (1 + e) is returned; sigmoid = r
+   for x >= 0 and e r below, and sigmoid (1 - sigmoid) = e r^2: *er gets E r. */
 LN_INLINE V tanh_parts(V x, V *er)
 {
-    const V sign = v_set1(-0.0f);
-    V lo;
-    const V hi = arg_w(x, &lo);
-    V e0l;
-    const V e0 = exp_scaled(v_or(hi, sign), &e0l);
-    const V es = v_add(e0, v_fma(e0, v_xor(lo, v_andnot(hi, sign)), e0l));
+    const V kh = vset(LN_GELU_HI(LN_GELU_K)), kl = vset(LN_GELU_LO(LN_GELU_K));
+    const V xn = v_or(x, v_set1(-0.0f));
+    const V x2h = v_mul(xn, xn), x2l = v_fms(xn, xn, x2h);
+    const V x3h = v_mul(x2h, xn), x3l = v_fma(x2l, xn, v_fms(x2h, xn, x3h));
+    const V t3h = v_mul(kh, x3h);
+    const V t3l = v_fma(kh, x3l, v_fma(kl, x3h, v_fms(kh, x3h, t3h)));
+    const V vh = v_add(xn, t3h), bv = v_sub(vh, xn);
+    const V vl = v_add(v_add(v_sub(xn, v_sub(vh, bv)), v_sub(t3h, bv)), t3l);
+    const V es = exp_av(vh, vl);
     const V r = v_recip(v_fma(es, v_set1(LN_EXP_UNSCALE), v_set1(1.0f)));
     *er = v_mul(es, r);
     return r;

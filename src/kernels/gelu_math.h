@@ -45,20 +45,14 @@
    multiply exp(a) by at most ~2^11); clamping there keeps n + 64 >= -110. */
 #define LN_EXP_MIN (-120.0f)
 
-/* exp(a) 2^64 for a <= 0 (NaN passes) as hi + *lo: n = rint(a / ln2) by the 1.5 2^23
-   shifter, whose low mantissa bits then hold n + 191 = n + 64 + 127, the biased exponent
-   of 2^(n+64); r = a - n ln2 in two fma (the first exact: n has <= 8 bits, ln2_hi 24).
-   The last Horner step v r + 1 is left unrounded: hi = fma(v, r, 1) and lo its exact
-   rounding error (1 - hi is exact, hi being within a factor 2 of 1), so the callers
-   fold lo into their next fma and exp costs ~0.2 ulp instead of its last rounding. */
-LN_INLINE V exp_scaled(V a, V *lo)
+/* exp(r) 2^(n+64) as hi + *lo, from k = n + 191 + 1.5 2^23 (the shifter, whose low
+   mantissa bits then hold the biased exponent of 2^(n+64)) and |r| <= ln2/2. The last
+   Horner step v r + 1 is left unrounded: hi = fma(v, r, 1) and lo its exact rounding
+   error (1 - hi is exact, hi being within a factor 2 of 1), so a caller can fold lo into
+   its next fma and exp costs ~0.2 ulp instead of its last rounding. */
+LN_INLINE V exp_tail(V k, V r, V *lo)
 {
-    const V shifter = v_set1(0x1.8p23f + 191.0f), one = v_set1(1.0f);
-    a = v_max(v_set1(LN_EXP_MIN), a);
-    const V k = v_fma(a, v_set1(0x1.715476p+0f), shifter);
-    const V n = v_sub(k, shifter);
-    V r = v_fma(n, v_set1(-0x1.62e43p-1f), a);
-    r = v_fma(n, v_set1(0x1.05c61p-29f), r); /* -(ln2 - ln2_hi) */
+    const V one = v_set1(1.0f);
     V u = v_fma(v_set1(LN_EXP_U4), r, v_set1(LN_EXP_U3));
     u = v_fma(u, r, v_set1(LN_EXP_U2));
     u = v_fma(u, r, v_set1(LN_EXP_U1));
@@ -67,6 +61,47 @@ LN_INLINE V exp_scaled(V a, V *lo)
     const V scale = v_shl23(k);
     *lo = v_mul(pl, scale);
     return v_mul(ph, scale);
+}
+
+#define LN_EXP_SHIFTER (0x1.8p23f + 191.0f)
+
+/* exp(a) 2^64 for a <= 0 (NaN passes) as hi + *lo: n = rint(a / ln2) by the shifter,
+   r = a - n ln2 in two fma (the first exact: n has <= 8 bits, ln2_hi 24). */
+LN_INLINE V exp_scaled(V a, V *lo)
+{
+    const V shifter = v_set1(LN_EXP_SHIFTER);
+    a = v_max(v_set1(LN_EXP_MIN), a);
+    const V k = v_fma(a, v_set1(0x1.715476p+0f), shifter);
+    const V n = v_sub(k, shifter);
+    V r = v_fma(n, v_set1(-0x1.62e43p-1f), a);
+    r = v_fma(n, v_set1(0x1.05c61p-29f), r); /* -(ln2 - ln2_hi) */
+    return exp_tail(k, r, lo);
+}
+
+/* exp(A v) 2^64 (A = 2C, gelu.h) for v = vh + vl <= 0 (NaN passes), the tanh form's
+   e = exp(-|w|) without forming w = A v: n = rint(A vh / ln2), then the reduction runs
+   in v's units, M = ln2 / A = Mh + Ml with Mh of 14 bits. u = vh - n Mh is exact (n Mh
+   has <= 22 bits; u, |u| <= M/2 + tiny, is a multiple of ulp(vh) below 2^-2: 24 bits at
+   most), so r = A (u + vl - n Ml) = Ah u + (Al u + Ah vl - n A Ml) takes one rounding,
+   the last fma's; the small sum's terms are ~2^-24 of r or less. vh is clamped at
+   LN_EXP_MIN / A as exp_scaled clamps a. exp's low part is dropped: e's one rounding is
+   what hi + lo would round to anyway, and no lower-order term remains to fold it into.
+   Constants: tools/fit_gelu.py. */
+#define LN_EXPV_A_LN2 0x1.26aec2p+1f /* A / ln2 */
+#define LN_EXPV_MH 0x1.bcc8p-2f      /* ln2 / A to 14 bits */
+#define LN_EXPV_AML 0x1.dc1p-17f     /* A (ln2 / A - Mh) = ln2 - A Mh */
+#define LN_EXPV_VMIN (-75.0f)        /* > LN_EXP_MIN / A = -75.199 */
+LN_INLINE V exp_av(V vh, V vl)
+{
+    V lo;
+    const V shifter = v_set1(LN_EXP_SHIFTER);
+    const V ah = vset(LN_GELU_HI(LN_GELU_2C)), al = vset(LN_GELU_LO(LN_GELU_2C));
+    vh = v_max(v_set1(LN_EXPV_VMIN), vh);
+    const V k = v_fma(vh, v_set1(LN_EXPV_A_LN2), shifter);
+    const V n = v_sub(k, shifter);
+    const V u = v_fnma(n, v_set1(LN_EXPV_MH), vh);
+    const V c = v_fnma(n, v_set1(LN_EXPV_AML), v_fma(ah, vl, v_mul(al, u)));
+    return exp_tail(k, v_fma(ah, u, c), &lo);
 }
 
 /* erfcx(a / sqrt 2) (a >= 0) as r + *rlo, given sqrt(pi/2) a as tp + tpl (its rounding
