@@ -34,12 +34,14 @@ LN_INLINE V clamp(V x) { return v_min(v_set1(LN_GELU_CLAMP), clamp_lo(x)); }
 /* The tanh form's sigmoid(w), w = 2u = A v, v = x + K x^3 (gelu.h), from xn = -|x|:
    v(xn) = -|v| in float-float (exact products by fma, one two-sum), e = exp(A v(xn)) =
    exp(-|w|) <= 1 as E = e 2^64 (gelu_math.h); r = 1 / (1 + e) is returned; sigmoid = r
-   for x >= 0 and e r below, and sigmoid (1 - sigmoid) = e r^2: *er gets E r. */
-LN_INLINE V tanh_parts(V x, V *er)
+   for x >= 0 and e r below, and sigmoid (1 - sigmoid) = e r^2: *er gets E r, *x2 x^2
+   rounded (the backward's w'). */
+LN_INLINE V tanh_parts(V x, V *er, V *x2)
 {
     const V kh = vset(LN_GELU_HI(LN_GELU_K)), kl = vset(LN_GELU_LO(LN_GELU_K));
     const V xn = v_or(x, v_set1(-0.0f));
     const V x2h = v_mul(xn, xn), x2l = v_fms(xn, xn, x2h);
+    *x2 = x2h;
     const V x3h = v_mul(x2h, xn), x3l = v_fma(x2l, xn, v_fms(x2h, xn, x3h));
     const V t3h = v_mul(kh, x3h);
     const V t3l = v_fma(kh, x3l, v_fma(kl, x3h, v_fms(kh, x3h, t3h)));
@@ -56,30 +58,31 @@ LN_INLINE V tanh_parts(V x, V *er)
 LN_INLINE V gelu_tanh(V x)
 {
     const V xa = clamp(x), xc = clamp_lo(x);
-    V er;
-    const V r = tanh_parts(xa, &er);
+    V er, x2;
+    const V r = tanh_parts(xa, &er, &x2);
     return v_select_ge0(xa, v_mul(xc, r), v_mul(v_mul(xc, er), v_set1(LN_EXP_UNSCALE)));
 }
 
-/* f' = sigmoid + x w' sigmoid (1 - sigmoid), w' = 2C (1 + 3K x^2), in units of 2^-64
+/* f' = sigmoid + x w' sigmoid (1 - sigmoid), w' = 2C + 6CK x^2, in units of 2^-64
    until the last product (r 2^64 is exact). */
 LN_INLINE V gelu_tanh_grad(V x)
 {
     const V xa = clamp(x);
-    const V dw = v_mul(vset(LN_GELU_2C), v_fma(vset(3.0 * LN_GELU_K), v_mul(xa, xa), v_set1(1.0f)));
-    V er;
-    const V r = tanh_parts(xa, &er);
+    V er, x2;
+    const V r = tanh_parts(xa, &er, &x2);
+    const V xdw = v_mul(xa, v_fma(vset(3.0 * LN_GELU_2CK), x2, vset(LN_GELU_2C)));
     const V s = v_select_ge0(xa, v_mul(r, v_set1(LN_EXP_SCALE)), er);
-    return v_mul(v_fma(v_mul(xa, dw), v_mul(er, r), s), v_set1(LN_EXP_UNSCALE));
+    return v_mul(v_fma(xdw, v_mul(er, r), s), v_set1(LN_EXP_UNSCALE));
 }
 
-/* The erf form's q = 0.5 erfc(t) 2^64 for t = |x| / sqrt 2: 0.5 exp(-t^2) erfcx(t),
-   exp(-t^2) = exp(-x^2/2) taken from x^2 split exactly (x2h + x2l) as exp(-x2h/2)
-   (1 - x2l/2), and erfcx evaluated at a = |x| itself (gelu_math.h), so t is never
-   rounded. The correction and exp's low part are summed first, so q takes one rounding
-   after the division. *dens gets exp(-x^2/2) 2^64 / sqrt(2 pi), the backward's density,
-   also rounded once (1 / sqrt(2 pi) split in two floats). Phi(x) = 0.5 erfc(-x / sqrt 2)
-   is then q for x < 0 and 1 - q for x >= 0: neither cancels. */
+/* The erf form's q = 0.5 erfc(t) for t = |x| / sqrt 2, returned as q 2^65 = exp(-t^2)
+   erfcx(t) 2^64 (the 0.5 goes into the callers' final 2^-65): exp(-t^2) = exp(-x^2/2)
+   taken from x^2 split exactly (x2h + x2l) as exp(-x2h/2) (1 - x2l/2), and erfcx
+   evaluated at a = |x| itself (gelu_math.h), so t is never rounded. The correction and
+   exp's low part are summed first, so q takes one rounding after the division. *dens
+   gets exp(-x^2/2) 2^65 / sqrt(2 pi), the backward's density, also rounded once
+   (2 / sqrt(2 pi) split in two floats). Phi(x) = 0.5 erfc(-x / sqrt 2) is then q for
+   x < 0 and 1 - q for x >= 0: neither cancels. */
 LN_INLINE V erf_q(V x, V *dens)
 {
     const V ax = v_abs(x);
@@ -89,32 +92,32 @@ LN_INLINE V erf_q(V x, V *dens)
     V el, rlo;
     const V eh = exp_scaled(v_mul(v_set1(-0.5f), x2h), &el);
     if (dens) {
-        const V kh = vset(LN_GELU_HI(LN_GELU_RSQRT2PI)), kl = vset(LN_GELU_LO(LN_GELU_RSQRT2PI));
+        const V kh = vset(LN_GELU_HI(2 * LN_GELU_RSQRT2PI)), kl = vset(LN_GELU_LO(2 * LN_GELU_RSQRT2PI));
         *dens = v_fma(eh, kh, v_fma(eh, kl, v_mul(kh, v_fnma(hx2l, eh, el))));
     }
     const V r = erfcx(ax, tp, tpl, &rlo);
     const V small = v_fma(eh, v_fnma(hx2l, r, rlo), v_mul(el, r));
-    return v_mul(v_set1(0.5f), v_fma(eh, r, small));
+    return v_fma(eh, r, small);
 }
 
-/* f = x Phi: x (1 - q) for x >= 0 (x may be +Inf), (x q 2^64) 2^-64 below. */
+/* f = x Phi: x (1 - q) for x >= 0 (x may be +Inf), (x q 2^65) 2^-65 below. */
 LN_INLINE V gelu_erf(V x)
 {
-    const V xa = clamp(x), xc = clamp_lo(x);
+    const V xa = clamp(x), xc = clamp_lo(x), unscale = v_set1(0.5f * LN_EXP_UNSCALE);
     const V qs = erf_q(xa, NULL);
-    const V up = v_mul(xc, v_fnma(qs, v_set1(LN_EXP_UNSCALE), v_set1(1.0f)));
-    return v_select_ge0(xa, up, v_mul(v_mul(xc, qs), v_set1(LN_EXP_UNSCALE)));
+    const V up = v_mul(xc, v_fnma(qs, unscale, v_set1(1.0f)));
+    return v_select_ge0(xa, up, v_mul(v_mul(xc, qs), unscale));
 }
 
-/* f' = Phi + x exp(-x^2/2) / sqrt(2 pi), in units of 2^-64 until the last product
-   (2^64 - q 2^64 rounds as 1 - q does). */
+/* f' = Phi + x exp(-x^2/2) / sqrt(2 pi), in units of 2^-65 until the last product
+   (2^65 - q 2^65 rounds as 1 - q does). */
 LN_INLINE V gelu_erf_grad(V x)
 {
     const V xa = clamp(x);
     V dens;
     const V qs = erf_q(xa, &dens);
-    const V phi = v_select_ge0(xa, v_sub(v_set1(LN_EXP_SCALE), qs), qs);
-    return v_mul(v_fma(xa, dens, phi), v_set1(LN_EXP_UNSCALE));
+    const V phi = v_select_ge0(xa, v_sub(v_set1(2.0f * LN_EXP_SCALE), qs), qs);
+    return v_mul(v_fma(xa, dens, phi), v_set1(0.5f * LN_EXP_UNSCALE));
 }
 
 /* One loop per kind and direction: LN_GELU_NV vectors per iteration (unrolled, so the
