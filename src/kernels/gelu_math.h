@@ -124,8 +124,15 @@ LN_INLINE V erfcx(V a, V tp, V tpl, V *rlo)
     const V p2 = v_fma(tpl, q, p), m = v_mul(tp, q), ml = v_fms(tp, q, m);
     const V den = v_add(m, p2), bb = v_sub(den, m);
     const V dl = v_add(v_add(v_sub(m, v_sub(den, bb)), v_sub(p2, bb)), ml);
+    const V rc = v_rcp_approx(den);
+#ifdef LN_GELU_QUOT_BY_RCP
+    /* rc within 2^-14 (AVX-512 rcp14): r = q rc is that close, the remainder's fnma is
+       then exact to 2^-38 and *rlo, off by 2^-14 of itself, leaves 2^-28 of R. */
+    const V r = v_mul(q, rc);
+#else
     const V r = v_quot(q, den);
-    *rlo = v_mul(v_fnma(r, dl, v_fnma(r, den, q)), v_rcp_approx(den));
+#endif
+    *rlo = v_mul(v_fnma(r, dl, v_fnma(r, den, q)), rc);
     return r;
 }
 
