@@ -147,16 +147,22 @@ def main():
     d = fma32(tp, qv, horner32(pstar, a))
     r = (qv.astype(np.float64) / d.astype(np.float64)).astype(np.float32)
     ulps = np.abs(r - exact) / ulp32(exact)
-    # The kernels keep sqrt(pi/2) a in two floats, the denominator exactly and the
-    # quotient's remainder: R then carries only the Horner roundings of P and Q, then
-    # one rounding (here, of the double quotient).
-    dk = a.astype(np.float64) * float(sp / mp.sqrt(2)) * qv.astype(np.float64) + horner32(pstar, a)
-    rk = (qv.astype(np.float64) / dk).astype(np.float32)
+    # As the kernels evaluate it: P - 1 by Horner (its roundings scale with a, not with
+    # P ~ 1), dt = sqrt(pi/2) a Q + P - 1 in two fma (sqrt(pi/2) a in two floats), the
+    # denominator 1 + dt kept exactly, and the quotient's remainder added: R carries the
+    # Horner roundings, dt's one rounding (dt / (1 + dt) of 2^-24 relative), then one
+    # rounding (here, of the double quotient).
+    c2 = float(sp / mp.sqrt(2))
+    tph = (a.astype(np.float64) * c2).astype(np.float32)
+    tpl = (a.astype(np.float64) * c2 - tph.astype(np.float64)).astype(np.float32)
+    pm1 = (horner32(pstar[1:], a).astype(np.float64) * a).astype(np.float32)
+    dt = fma32(tph, qv, fma32(tpl, qv, pm1))
+    rk = (qv.astype(np.float64) / (1.0 + dt.astype(np.float64))).astype(np.float32)
     ulps_k = np.abs(rk - exact) / ulp32(exact)
     print(f"/* fit: max relative error of R in exact arithmetic {fit_err:.3g} "
           f"(2^{np.log2(fit_err):.1f}); float evaluation: max {ulps.max():.2f} ulp "
           f"(at a = {a[np.argmax(ulps)]:.4g}), 99.9% below {np.percentile(ulps, 99.9):.2f}; "
-          f"as the kernels evaluate it (exact denominator and remainder) max "
+          f"as the kernels evaluate it (1 + dt exactly, the remainder kept) max "
           f"{ulps_k.max():.2f} ulp */")
     for name, coef in (("P", pstar), ("Q", qstar)):
         body = ", ".join(hexf(v) for v in coef)

@@ -21,10 +21,10 @@
 /* erfcx(t) = exp(t^2) erfc(t) = Q(a) / (sqrt(pi/2) a Q(a) + P(a)) for a = sqrt(2) t in
    [0, 20] (a is |x|, exact): the continued-fraction shape c / (t + g), g = P / (sqrt(pi)
    Q), fit error 2^-29.9 relative (fitted in t, the k-th coefficient then scaled by
-   2^(-k/2), so P(0) = Q(0) = 1 stay exact). Evaluated in float as below (exact
-   denominator, the remainder kept) R is within 2.09 ulp even when rounded once more
-   (tools/fit_gelu.py; a plain fma denominator and division would give 2.55): the larger
-   figures at a -> 0, where R is just below 1 and the roundings of P ~ 1 count double. */
+   2^(-k/2), so P(0) = Q(0) = 1 stay exact). Evaluated in float as below (1 + dt kept
+   exactly, the remainder kept) R is within 1.48 ulp even when rounded once more
+   (tools/fit_gelu.py; a plain Horner P, fma denominator and division would give 2.55,
+   at a -> 0, where R is just below 1 and the roundings of P ~ 1 count double). */
 #define LN_ERFCX_P1 0x1.48a7fap-1f
 #define LN_ERFCX_P2 0x1.b6bfacp-3f
 #define LN_ERFCX_P3 0x1.3f6d14p-5f
@@ -105,11 +105,15 @@ LN_INLINE V exp_av(V vh, V vl)
 }
 
 /* erfcx(a / sqrt 2) (a >= 0) as r + *rlo, given sqrt(pi/2) a as tp + tpl (its rounding
-   stays out of the denominator, which it dominates for large a). The denominator is kept
-   as den + dl (exact product and sum), and *rlo = (q - r den - r dl) / den, the
-   quotient's remainder over an approximate 1/den (8+ bits suffice for a 2^-24
-   correction): so R carries neither the denominator's nor the division's rounding, which
-   near x ~ -0.75 the backward's cancellation would amplify. */
+   stays out of the denominator, which it dominates for large a). The denominator's
+   exact 1 is kept apart: P - 1 by Horner (its roundings scale with a, not with P ~ 1,
+   which used to count double near a = 0 where R is just below 1), dt = tp Q + P - 1
+   rounded once (dt / (1 + dt) of 2^-24 relative), and den + dl = 1 + dt exactly (den - 1
+   is exact for den >= 1, and dt - (den - 1) is the exact error whichever of 1 and dt is
+   larger). *rlo = (q - r den - r dl) / den is the quotient's remainder over an
+   approximate 1/den (8+ bits suffice for a 2^-24 correction): R carries neither the
+   sum's nor the division's rounding, which near x ~ -0.75 the backward's cancellation
+   would amplify. */
 LN_INLINE V erfcx(V a, V tp, V tpl, V *rlo)
 {
     V p = v_fma(v_set1(LN_ERFCX_P4), a, v_set1(LN_ERFCX_P3));
@@ -118,12 +122,11 @@ LN_INLINE V erfcx(V a, V tp, V tpl, V *rlo)
     q = v_fma(q, a, v_set1(LN_ERFCX_Q3));
     p = v_fma(p, a, v_set1(LN_ERFCX_P1));
     q = v_fma(q, a, v_set1(LN_ERFCX_Q2));
-    p = v_fma(p, a, v_set1(1.0f));
+    p = v_mul(p, a);
     q = v_fma(q, a, v_set1(LN_ERFCX_Q1));
     q = v_fma(q, a, v_set1(1.0f));
-    const V p2 = v_fma(tpl, q, p), m = v_mul(tp, q), ml = v_fms(tp, q, m);
-    const V den = v_add(m, p2), bb = v_sub(den, m);
-    const V dl = v_add(v_add(v_sub(m, v_sub(den, bb)), v_sub(p2, bb)), ml);
+    const V one = v_set1(1.0f), dt = v_fma(tp, q, v_fma(tpl, q, p));
+    const V den = v_add(one, dt), dl = v_sub(dt, v_sub(den, one));
     const V rc = v_rcp_approx(den);
 #ifdef LN_GELU_QUOT_BY_RCP
     /* rc within 2^-14 (AVX-512 rcp14): r = q rc is that close, the remainder's fnma is
