@@ -34,9 +34,9 @@ LN_INLINE V clamp(V x) { return v_min(v_set1(LN_GELU_CLAMP), clamp_lo(x)); }
 /* The tanh form's sigmoid(w), w = 2u = A v, v = x + K x^3 (gelu.h), from xn = -|x|:
    v(xn) = -|v| in float-float (exact products by fma, one two-sum), e = exp(A v(xn)) =
    exp(-|w|) <= 1 as E = e 2^64 (gelu_math.h); r = 1 / (1 + e) is returned; sigmoid = r
-   for x >= 0 and e r below, and sigmoid (1 - sigmoid) = e r^2: *er gets E r, *x2 x^2
+   for x >= 0 and e r below, and sigmoid (1 - sigmoid) = e r^2: *es gets E, *x2 x^2
    rounded (the backward's w'). */
-LN_INLINE V tanh_parts(V x, V *er, V *x2)
+LN_INLINE V tanh_parts(V x, V *es, V *x2)
 {
     const V kh = vset(LN_GELU_HI(LN_GELU_K)), kl = vset(LN_GELU_LO(LN_GELU_K));
     const V xn = v_or(x, v_set1(-0.0f));
@@ -47,20 +47,18 @@ LN_INLINE V tanh_parts(V x, V *er, V *x2)
     const V t3l = v_fma(kh, x3l, v_fma(kl, x3h, v_fms(kh, x3h, t3h)));
     const V vh = v_add(xn, t3h), bv = v_sub(vh, xn);
     const V vl = v_add(v_add(v_sub(xn, v_sub(vh, bv)), v_sub(t3h, bv)), t3l);
-    const V es = exp_av(vh, vl);
-    const V r = v_recip(v_fma(es, v_set1(LN_EXP_UNSCALE), v_set1(1.0f)));
-    *er = v_mul(es, r);
-    return r;
+    *es = exp_av(vh, vl);
+    return v_recip(v_fma(*es, v_set1(LN_EXP_UNSCALE), v_set1(1.0f)));
 }
 
-/* f = x sigmoid(w): x r for x >= 0 (x may be +Inf there), (x E r) 2^-64 below. The
+/* f = x sigmoid(w): x r for x >= 0 (x may be +Inf there), (x r E) 2^-64 below. The
    argument uses x clamped to [-20, 20] (no Inf - Inf in the float-float parts). */
 LN_INLINE V gelu_tanh(V x)
 {
     const V xa = clamp(x), xc = clamp_lo(x);
-    V er, x2;
-    const V r = tanh_parts(xa, &er, &x2);
-    return v_select_ge0(xa, v_mul(xc, r), v_mul(v_mul(xc, er), v_set1(LN_EXP_UNSCALE)));
+    V es, x2;
+    const V xr = v_mul(xc, tanh_parts(xa, &es, &x2));
+    return v_select_ge0(xa, xr, v_mul(v_mul(xr, es), v_set1(LN_EXP_UNSCALE)));
 }
 
 /* f' = sigmoid + x w' sigmoid (1 - sigmoid), w' = 2C + 6CK x^2, in units of 2^-64
@@ -68,8 +66,8 @@ LN_INLINE V gelu_tanh(V x)
 LN_INLINE V gelu_tanh_grad(V x)
 {
     const V xa = clamp(x);
-    V er, x2;
-    const V r = tanh_parts(xa, &er, &x2);
+    V es, x2;
+    const V r = tanh_parts(xa, &es, &x2), er = v_mul(es, r);
     const V xdw = v_mul(xa, v_fma(vset(3.0 * LN_GELU_2CK), x2, vset(LN_GELU_2C)));
     const V s = v_select_ge0(xa, v_mul(r, v_set1(LN_EXP_SCALE)), er);
     return v_mul(v_fma(xdw, v_mul(er, r), s), v_set1(LN_EXP_UNSCALE));
