@@ -75,27 +75,29 @@ LN_INLINE V gelu_tanh_grad(V x)
 
 /* The erf form's q = 0.5 erfc(t) for t = |x| / sqrt 2, returned as q 2^65 = exp(-t^2)
    erfcx(t) 2^64 (the 0.5 goes into the callers' final 2^-65): exp(-t^2) = exp(-x^2/2)
-   taken from x^2 split exactly (x2h + x2l) as exp(-x2h/2) (1 - x2l/2), and erfcx
-   evaluated at a = |x| itself (gelu_math.h), so t is never rounded. The correction and
-   exp's low part are summed first, so q takes one rounding after the division. *dens
-   gets exp(-x^2/2) 2^65 / sqrt(2 pi), the backward's density, also rounded once
-   (2 / sqrt(2 pi) split in two floats). Phi(x) = 0.5 erfc(-x / sqrt 2) is then q for
-   x < 0 and 1 - q for x >= 0: neither cancels. */
+   taken from -x^2/2 split exactly (a + al, as (x/2) (-x): x/2 is exact wherever x^2
+   matters) as exp(a) (1 + al), and erfcx evaluated at |x| itself (gelu_math.h), so t is
+   never rounded. The correction and exp's low part are summed first and exp's 2^(n+64)
+   applied last, so q takes one rounding after the division. *dens gets exp(-x^2/2)
+   2^65 / sqrt(2 pi), the backward's density, also rounded once (2 / sqrt(2 pi) split in
+   two floats). Phi(x) = 0.5 erfc(-x / sqrt 2) is then q for x < 0 and 1 - q for x >= 0:
+   neither cancels. */
 LN_INLINE V erf_q(V x, V *dens)
 {
     const V ax = v_abs(x);
     const V sh = vset(LN_GELU_HI(LN_GELU_SQRTPI_2)), sl = vset(LN_GELU_LO(LN_GELU_SQRTPI_2));
     const V tp = v_mul(ax, sh), tpl = v_fma(ax, sl, v_fms(ax, sh, tp));
-    const V x2h = v_mul(x, x), hx2l = v_mul(v_set1(0.5f), v_fms(x, x, x2h));
-    V el, rlo;
-    const V eh = exp_scaled(v_mul(v_set1(-0.5f), x2h), &el);
+    const V xh = v_mul(v_set1(0.5f), x), nx = v_xor(x, v_set1(-0.0f));
+    const V a = v_mul(xh, nx), al = v_fms(xh, nx, a);
+    V el, sc, rlo;
+    const V eh = exp_scaled(a, &el, &sc);
     if (dens) {
         const V kh = vset(LN_GELU_HI(2 * LN_GELU_RSQRT2PI)), kl = vset(LN_GELU_LO(2 * LN_GELU_RSQRT2PI));
-        *dens = v_fma(eh, kh, v_fma(eh, kl, v_mul(kh, v_fnma(hx2l, eh, el))));
+        *dens = v_mul(v_fma(eh, kh, v_fma(eh, kl, v_mul(kh, v_fma(al, eh, el)))), sc);
     }
     const V r = erfcx(ax, tp, tpl, &rlo);
-    const V small = v_fma(eh, v_fnma(hx2l, r, rlo), v_mul(el, r));
-    return v_fma(eh, r, small);
+    const V small = v_fma(eh, v_fma(al, r, rlo), v_mul(el, r));
+    return v_mul(v_fma(eh, r, small), sc);
 }
 
 /* f = x Phi: x (1 - q) for x >= 0 (x may be +Inf), (x q 2^65) 2^-65 below. */

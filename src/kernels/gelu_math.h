@@ -45,29 +45,29 @@
    multiply exp(a) by at most ~2^11); clamping there keeps n + 64 >= -110. */
 #define LN_EXP_MIN (-120.0f)
 
-/* exp(r) 2^(n+64) as hi + *lo, from k = n + 191 + 1.5 2^23 (the shifter, whose low
-   mantissa bits then hold the biased exponent of 2^(n+64)) and |r| <= ln2/2. The last
-   Horner step v r + 1 is left unrounded: hi = fma(v, r, 1) and lo its exact rounding
-   error (1 - hi is exact, hi being within a factor 2 of 1), so a caller can fold lo into
-   its next fma and exp costs ~0.2 ulp instead of its last rounding. */
-LN_INLINE V exp_tail(V k, V r, V *lo)
+/* exp(r) as hi + *lo for |r| <= ln2/2. The last Horner step v r + 1 is left unrounded:
+   hi = fma(v, r, 1) and lo its exact rounding error (1 - hi is exact, hi being within a
+   factor 2 of 1), so a caller can fold lo into its next fma and exp costs ~0.2 ulp
+   instead of its last rounding. */
+LN_INLINE V exp_poly(V r, V *lo)
 {
     const V one = v_set1(1.0f);
     V u = v_fma(v_set1(LN_EXP_U4), r, v_set1(LN_EXP_U3));
     u = v_fma(u, r, v_set1(LN_EXP_U2));
     u = v_fma(u, r, v_set1(LN_EXP_U1));
     u = v_fma(u, r, v_set1(LN_EXP_U0));
-    const V v = v_fma(u, r, one), ph = v_fma(v, r, one), pl = v_fma(v, r, v_sub(one, ph));
-    const V scale = v_shl23(k);
-    *lo = v_mul(pl, scale);
-    return v_mul(ph, scale);
+    const V v = v_fma(u, r, one), ph = v_fma(v, r, one);
+    *lo = v_fma(v, r, v_sub(one, ph));
+    return ph;
 }
 
 #define LN_EXP_SHIFTER (0x1.8p23f + 191.0f)
 
-/* exp(a) 2^64 for a <= 0 (NaN passes) as hi + *lo: n = rint(a / ln2) by the shifter,
-   r = a - n ln2 in two fma (the first exact: n has <= 8 bits, ln2_hi 24). */
-LN_INLINE V exp_scaled(V a, V *lo)
+/* exp(a) 2^64 for a <= 0 (NaN passes) as (hi + *lo) *scale, *scale = 2^(n+64) from the
+   shifter's k = n + 191 + 1.5 2^23 (its low mantissa bits hold the biased exponent):
+   n = rint(a / ln2), r = a - n ln2 in two fma (the first exact: n has <= 8 bits, ln2_hi
+   24). The caller applies the scale once, to its final sum. */
+LN_INLINE V exp_scaled(V a, V *lo, V *scale)
 {
     const V shifter = v_set1(LN_EXP_SHIFTER);
     a = v_max(v_set1(LN_EXP_MIN), a);
@@ -75,7 +75,8 @@ LN_INLINE V exp_scaled(V a, V *lo)
     const V n = v_sub(k, shifter);
     V r = v_fma(n, v_set1(-0x1.62e43p-1f), a);
     r = v_fma(n, v_set1(0x1.05c61p-29f), r); /* -(ln2 - ln2_hi) */
-    return exp_tail(k, r, lo);
+    *scale = v_shl23(k);
+    return exp_poly(r, lo);
 }
 
 /* exp(A v) 2^64 (A = 2C, gelu.h) for v = vh + vl <= 0 (NaN passes), the tanh form's
@@ -103,7 +104,7 @@ LN_INLINE V exp_av(V vh, V vl)
     const V n = v_sub(k, shifter);
     const V u = v_fnma(n, v_set1(LN_EXPV_MH), vh);
     const V c = v_fnma(n, v_set1(LN_EXPV_AML), v_mul(ah, vl));
-    return exp_tail(k, v_fma(ah, u, c), &lo);
+    return v_mul(exp_poly(v_fma(ah, u, c), &lo), v_shl23(k));
 }
 
 /* erfcx(a / sqrt 2) (a >= 0) as r + *rlo, given sqrt(pi/2) a as tp + tpl (its rounding
