@@ -12,6 +12,8 @@
  *   and a Newton step); v_quot(a, b): a / b within ~1 ulp (erfcx corrects its remainder);
  *   v_rcp_approx(b): 1 / b to 8 bits or better
  *   LN_GELU_NV: vectors per loop iteration (independent chains the core overlaps)
+ *   LN_GELU_QUOT_BY_RCP (optional, the kernel file): v_rcp_approx has 14 bits or more,
+ *   so erfcx takes its quotient as a product with it instead of v_quot
  * The math is in gelu.h and gelu_math.h; every element's operations are the same in the
  * unrolled loop and the tail, so results do not depend on n or on the thread split.
  */
