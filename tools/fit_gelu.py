@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """fit_gelu.py - derives the GELU kernels' polynomial exp and the erf form's rational erfcx.
 
+It also prints the constants of the tanh form's exp reduction (exp_av), which are derived,
+not fitted.
+
 exp (both forms): exp(r) = 1 + r + r^2 U(r) on |r| <= ln2 / 2 (after Cody-Waite reduction
 by n ln 2), U of degree 4 fitted for relative error, so the Horner ends in two fma with
 the exact constants 1: the float evaluation's error is the last rounding plus ~0.1 ulp.
@@ -14,7 +17,9 @@ rational fit (Q(0) = 1); the kernels evaluate
 
     R(t) = Q(t) / (t' Q(t) + P'(t)),   t' = sqrt(pi) t,  P' = sqrt(pi) P    (one division)
 
-t' is |x| sqrt(pi/2) (the kernels keep it in two floats). A rounding in Q cancels between
+The kernels evaluate P' and Q at a = |x| = sqrt(2) t itself (exact, where t is not): the
+printed coefficients are the fit's, k-th scaled by 2^(-k/2) before rounding to float, so
+P'(0) = Q(0) = 1 stay exact. t' is a sqrt(pi/2) (the kernels keep it in two floats). A rounding in Q cancels between
 numerator and denominator, and an error in P' (that is in g) reaches R damped by
 g / (t + g): ~1 at t = 0, ~1 / (2 t^2) in the tail.
 
@@ -22,7 +27,7 @@ The fit is a linearised weighted least-squares (Loeb / Lawson iteration) of g on
 nodes, weighted by 1 / (t + g) so it minimises R's relative error; the reference is mpmath
 at 40 digits. The coefficients are then rounded to float, and R is evaluated in simulated
 float32 (every fma rounds once: products are exact in double, the sum rounded to float;
-the double rounding this can add is a 2^-29 event) on 200001 points of [0, 20/sqrt 2] and
+the double rounding this can add is a 2^-29 event) on 200001 points a of [0, 20] and
 compared with mpmath, printing the error in float ulps of R. Output: the C constants.
 
 Run: /usr/bin/python3 tools/fit_gelu.py   (needs numpy and mpmath; ~1 minute)
@@ -104,6 +109,18 @@ def hexf(v):
     return mant.rstrip("0").rstrip(".") + "p" + exp + "f"
 
 
+def exp_av_constants():
+    """The tanh form's exp(A v) reduction in v's units (gelu_math.h, exp_av): A = 2C,
+    M = ln2 / A cut to 14 significant bits (Mh: n Mh exact for |n| < 2^8), A (M - Mh)."""
+    a = 2 * mp.sqrt(2 / mp.pi)
+    m = mp.log(2) / a
+    e = int(mp.floor(mp.log(m, 2)))
+    mh = mp.nint(m * mp.mpf(2) ** (13 - e)) / mp.mpf(2) ** (13 - e)
+    print(f"#define LN_EXPV_A_LN2 {hexf(float(a / mp.log(2)))} /* A / ln2 */")
+    print(f"#define LN_EXPV_MH {hexf(float(mh))} /* ln2 / A to 14 bits */")
+    print(f"#define LN_EXPV_AML {hexf(float(a * (m - mh)))} /* A (ln2 / A - Mh) */")
+
+
 def main():
     u, exp_err = fit_exp()
     r = np.linspace(-0.3466, 0.3466, 100001).astype(np.float32)
@@ -115,31 +132,41 @@ def main():
     print(f"/* exp: fit error 2^{np.log2(exp_err):.1f} relative; float evaluation max "
           f"{eu.max():.2f} ulp on |r| <= ln2/2 */")
     print("#define LN_EXP_U " + ", ".join(hexf(v) for v in u) + " /* r^0 up */")
+    exp_av_constants()
     c, fit_err = fit(DEG)
     sp = mp.sqrt(mp.pi)
-    pstar = [np.float32(float(sp * mp.mpf(v))) for v in c[:DEG + 1]]
-    qstar = [np.float32(1.0)] + [np.float32(float(v)) for v in c[DEG + 1:]]
-    t = np.linspace(0, T, 200001).astype(np.float32)
-    exact = np.array([float(erfcx(x)) for x in t])
-    qv = horner32(qstar, t)
-    tp = (t.astype(np.float64) * float(sp)).astype(np.float32)
-    d = fma32(tp, qv, horner32(pstar, t))
+    # In a = sqrt(2) t: the k-th coefficient times 2^(-k/2), rounded to float once.
+    sc = [mp.mpf(2) ** (-mp.mpf(k) / 2) for k in range(DEG + 2)]
+    pstar = [np.float32(float(sp * mp.mpf(v) * sc[k])) for k, v in enumerate(c[:DEG + 1])]
+    qstar = [np.float32(1.0)] + [np.float32(float(mp.mpf(v) * sc[k + 1]))
+                                 for k, v in enumerate(c[DEG + 1:])]
+    a = np.linspace(0, 20, 200001).astype(np.float32)
+    exact = np.array([float(erfcx(float(x) / np.sqrt(2))) for x in a])
+    qv = horner32(qstar, a)
+    tp = (a.astype(np.float64) * float(sp / mp.sqrt(2))).astype(np.float32)
+    d = fma32(tp, qv, horner32(pstar, a))
     r = (qv.astype(np.float64) / d.astype(np.float64)).astype(np.float32)
     ulps = np.abs(r - exact) / ulp32(exact)
-    # The kernels keep sqrt(pi) t in two floats, the denominator exactly and the
-    # quotient's remainder: R then carries only the Horner roundings of P and Q, then
-    # one rounding (here, of the double quotient).
-    dk = t.astype(np.float64) * float(sp) * qv.astype(np.float64) + horner32(pstar, t)
-    rk = (qv.astype(np.float64) / dk).astype(np.float32)
+    # As the kernels evaluate it: P - 1 by Horner (its roundings scale with a, not with
+    # P ~ 1), dt = sqrt(pi/2) a Q + P - 1 in two fma (sqrt(pi/2) a in two floats), the
+    # denominator 1 + dt kept exactly, and the quotient's remainder added: R carries the
+    # Horner roundings, dt's one rounding (dt / (1 + dt) of 2^-24 relative), then one
+    # rounding (here, of the double quotient).
+    c2 = float(sp / mp.sqrt(2))
+    tph = (a.astype(np.float64) * c2).astype(np.float32)
+    tpl = (a.astype(np.float64) * c2 - tph.astype(np.float64)).astype(np.float32)
+    pm1 = (horner32(pstar[1:], a).astype(np.float64) * a).astype(np.float32)
+    dt = fma32(tph, qv, fma32(tpl, qv, pm1))
+    rk = (qv.astype(np.float64) / (1.0 + dt.astype(np.float64))).astype(np.float32)
     ulps_k = np.abs(rk - exact) / ulp32(exact)
     print(f"/* fit: max relative error of R in exact arithmetic {fit_err:.3g} "
           f"(2^{np.log2(fit_err):.1f}); float evaluation: max {ulps.max():.2f} ulp "
-          f"(at t = {t[np.argmax(ulps)]:.4g}), 99.9% below {np.percentile(ulps, 99.9):.2f}; "
-          f"as the kernels evaluate it (exact denominator and remainder) max "
+          f"(at a = {a[np.argmax(ulps)]:.4g}), 99.9% below {np.percentile(ulps, 99.9):.2f}; "
+          f"as the kernels evaluate it (1 + dt exactly, the remainder kept) max "
           f"{ulps_k.max():.2f} ulp */")
     for name, coef in (("P", pstar), ("Q", qstar)):
         body = ", ".join(hexf(v) for v in coef)
-        print(f"#define LN_ERFCX_{name} {body} /* t^0 up */")
+        print(f"#define LN_ERFCX_{name} {body} /* a^0 up */")
     return 0
 
 

@@ -12,6 +12,8 @@
  *   and a Newton step); v_quot(a, b): a / b within ~1 ulp (erfcx corrects its remainder);
  *   v_rcp_approx(b): 1 / b to 8 bits or better
  *   LN_GELU_NV: vectors per loop iteration (independent chains the core overlaps)
+ *   LN_GELU_QUOT_BY_RCP (optional, the kernel file): v_rcp_approx has 14 bits or more,
+ *   so erfcx takes its quotient as a product with it instead of v_quot
  * The math is in gelu.h and gelu_math.h; every element's operations are the same in the
  * unrolled loop and the tail, so results do not depend on n or on the thread split.
  */
@@ -31,105 +33,93 @@ LN_INLINE V vset(double c) { return v_set1((float)c); }
 LN_INLINE V clamp_lo(V x) { return v_max(v_set1(-LN_GELU_CLAMP), x); }
 LN_INLINE V clamp(V x) { return v_min(v_set1(LN_GELU_CLAMP), clamp_lo(x)); }
 
-/* w = 2u = 2C x + 2CK x^3 as hi + *lo (gelu.h): exact products by fma, one two-sum. */
-LN_INLINE V arg_w(V x, V *lo)
+/* The tanh form's sigmoid(w), w = 2u = A v, v = x + K x^3 (gelu.h), from xn = -|x|:
+   v(xn) = -|v| in float-float (exact products by fma, one two-sum), e = exp(A v(xn)) =
+   exp(-|w|) <= 1 as E = e 2^64 (gelu_math.h); r = 1 / (1 + e) is returned; sigmoid = r
+   for x >= 0 and e r below, and sigmoid (1 - sigmoid) = e r^2: *es gets E, *x2 x^2
+   rounded (the backward's w'). */
+LN_INLINE V tanh_parts(V x, V *es, V *x2)
 {
-    const V c1h = vset(LN_GELU_HI(LN_GELU_2C)), c1l = vset(LN_GELU_LO(LN_GELU_2C));
-    const V c3h = vset(LN_GELU_HI(LN_GELU_2CK)), c3l = vset(LN_GELU_LO(LN_GELU_2CK));
-    const V x2h = v_mul(x, x), x2l = v_fms(x, x, x2h);
-    const V x3h = v_mul(x2h, x), x3l = v_fma(x2l, x, v_fms(x2h, x, x3h));
-    const V t1h = v_mul(c1h, x), t1l = v_fma(c1l, x, v_fms(c1h, x, t1h));
-    const V t3h = v_mul(c3h, x3h);
-    const V t3l = v_fma(c3h, x3l, v_fma(c3l, x3h, v_fms(c3h, x3h, t3h)));
-    const V hi = v_add(t1h, t3h), bv = v_sub(hi, t1h);
-    const V err = v_add(v_sub(t1h, v_sub(hi, bv)), v_sub(t3h, bv));
-    *lo = v_add(err, v_add(t1l, t3l));
-    return hi;
+    const V kh = vset(LN_GELU_HI(LN_GELU_K)), kl = vset(LN_GELU_LO(LN_GELU_K));
+    const V xn = v_or(x, v_set1(-0.0f));
+    const V x2h = v_mul(xn, xn), x2l = v_fms(xn, xn, x2h);
+    *x2 = x2h;
+    const V x3h = v_mul(x2h, xn), x3l = v_fma(x2l, xn, v_fms(x2h, xn, x3h));
+    const V t3h = v_mul(kh, x3h);
+    const V t3l = v_fma(kh, x3l, v_fma(kl, x3h, v_fms(kh, x3h, t3h)));
+    const V vh = v_add(xn, t3h), bv = v_sub(vh, xn);
+    const V vl = v_add(v_add(v_sub(xn, v_sub(vh, bv)), v_sub(t3h, bv)), t3l);
+    *es = exp_av(vh, vl);
+    return v_recip(v_fma(*es, v_set1(LN_EXP_UNSCALE), v_set1(1.0f)));
 }
 
-/* The tanh form's sigmoid(w), w = hi + lo (w has x's sign): E = exp(-|hi|) (1 -+ lo)
-   2^64 (gelu_math.h), e = E 2^-64 <= 1, r = 1 / (1 + e) is returned; sigmoid = r for
-   x >= 0 and e r below, and sigmoid (1 - sigmoid) = e r^2: *er gets E r. */
-LN_INLINE V tanh_parts(V x, V *er)
-{
-    const V sign = v_set1(-0.0f);
-    V lo;
-    const V hi = arg_w(x, &lo);
-    V e0l;
-    const V e0 = exp_scaled(v_or(hi, sign), &e0l);
-    const V es = v_add(e0, v_fma(e0, v_xor(lo, v_andnot(hi, sign)), e0l));
-    const V r = v_recip(v_fma(es, v_set1(LN_EXP_UNSCALE), v_set1(1.0f)));
-    *er = v_mul(es, r);
-    return r;
-}
-
-/* f = x sigmoid(w): x r for x >= 0 (x may be +Inf there), (x E r) 2^-64 below. The
+/* f = x sigmoid(w): x r for x >= 0 (x may be +Inf there), (x r E) 2^-64 below. The
    argument uses x clamped to [-20, 20] (no Inf - Inf in the float-float parts). */
 LN_INLINE V gelu_tanh(V x)
 {
     const V xa = clamp(x), xc = clamp_lo(x);
-    V er;
-    const V r = tanh_parts(xa, &er);
-    return v_select_ge0(xa, v_mul(xc, r), v_mul(v_mul(xc, er), v_set1(LN_EXP_UNSCALE)));
+    V es, x2;
+    const V xr = v_mul(xc, tanh_parts(xa, &es, &x2));
+    return v_select_ge0(xa, xr, v_mul(v_mul(xr, es), v_set1(LN_EXP_UNSCALE)));
 }
 
-/* f' = sigmoid + x w' sigmoid (1 - sigmoid), w' = 2C (1 + 3K x^2), in units of 2^-64
+/* f' = sigmoid + x w' sigmoid (1 - sigmoid), w' = 2C + 6CK x^2, in units of 2^-64
    until the last product (r 2^64 is exact). */
 LN_INLINE V gelu_tanh_grad(V x)
 {
     const V xa = clamp(x);
-    const V dw = v_mul(vset(LN_GELU_2C), v_fma(vset(3.0 * LN_GELU_K), v_mul(xa, xa), v_set1(1.0f)));
-    V er;
-    const V r = tanh_parts(xa, &er);
+    V es, x2;
+    const V r = tanh_parts(xa, &es, &x2), er = v_mul(es, r);
+    const V xdw = v_mul(xa, v_fma(vset(3.0 * LN_GELU_2CK), x2, vset(LN_GELU_2C)));
     const V s = v_select_ge0(xa, v_mul(r, v_set1(LN_EXP_SCALE)), er);
-    return v_mul(v_fma(v_mul(xa, dw), v_mul(er, r), s), v_set1(LN_EXP_UNSCALE));
+    return v_mul(v_fma(xdw, v_mul(er, r), s), v_set1(LN_EXP_UNSCALE));
 }
 
-/* The erf form's q = 0.5 erfc(t) 2^64 for t = |x| / sqrt 2 = th + tl: 0.5 exp(-t^2)
-   erfcx(t), exp(-t^2) = exp(-x^2/2) taken from x^2 split exactly (x2h + x2l) as
-   exp(-x2h/2) (1 - x2l/2), and erfcx(t) = erfcx(th) + tl erfcx'(th) (sqrt(pi) t, which
-   erfcx's denominator needs, is split the same way). Both corrections
-   and exp's low part are summed first, so q takes one rounding after the division.
-   *dens gets exp(-x^2/2) 2^64 / sqrt(2 pi), the backward's density, also rounded once
-   (1 / sqrt(2 pi) split in two floats). Phi(x) = 0.5 erfc(-x / sqrt 2) is
-   then q for x < 0 and 1 - q for x >= 0: neither cancels. */
+/* The erf form's q = 0.5 erfc(t) for t = |x| / sqrt 2, returned as q 2^65 = exp(-t^2)
+   erfcx(t) 2^64 (the 0.5 goes into the callers' final 2^-65): exp(-t^2) = exp(-x^2/2)
+   taken from -x^2/2 split exactly (a + al, as (x/2) (-x): x/2 is exact wherever x^2
+   matters) as exp(a) (1 + al), and erfcx evaluated at |x| itself (gelu_math.h), so t is
+   never rounded. The correction and exp's low part are summed first and exp's 2^(n+64)
+   applied last, so q takes one rounding after the division. *dens gets exp(-x^2/2)
+   2^65 / sqrt(2 pi), the backward's density, also rounded once (2 / sqrt(2 pi) split in
+   two floats). Phi(x) = 0.5 erfc(-x / sqrt 2) is then q for x < 0 and 1 - q for x >= 0:
+   neither cancels. */
 LN_INLINE V erf_q(V x, V *dens)
 {
-    const V rh = vset(LN_GELU_HI(LN_GELU_RSQRT2)), rl = vset(LN_GELU_LO(LN_GELU_RSQRT2));
     const V ax = v_abs(x);
-    const V th = v_mul(ax, rh), tl = v_fma(ax, rl, v_fms(ax, rh, th));
     const V sh = vset(LN_GELU_HI(LN_GELU_SQRTPI_2)), sl = vset(LN_GELU_LO(LN_GELU_SQRTPI_2));
     const V tp = v_mul(ax, sh), tpl = v_fma(ax, sl, v_fms(ax, sh, tp));
-    const V x2h = v_mul(x, x), hx2l = v_mul(v_set1(0.5f), v_fms(x, x, x2h));
-    V el, d, rlo;
-    const V eh = exp_scaled(v_mul(v_set1(-0.5f), x2h), &el);
+    const V xh = v_mul(v_set1(0.5f), x), nx = v_xor(x, v_set1(-0.0f));
+    const V a = v_mul(xh, nx), al = v_fms(xh, nx, a);
+    V el, sc, rlo;
+    const V eh = exp_scaled(a, &el, &sc);
     if (dens) {
-        const V kh = vset(LN_GELU_HI(LN_GELU_RSQRT2PI)), kl = vset(LN_GELU_LO(LN_GELU_RSQRT2PI));
-        *dens = v_fma(eh, kh, v_fma(eh, kl, v_mul(kh, v_fnma(hx2l, eh, el))));
+        const V kh = vset(LN_GELU_HI(2 * LN_GELU_RSQRT2PI)), kl = vset(LN_GELU_LO(2 * LN_GELU_RSQRT2PI));
+        *dens = v_mul(v_fma(eh, kh, v_fma(eh, kl, v_mul(kh, v_fma(al, eh, el)))), sc);
     }
-    const V r = erfcx(th, tp, tpl, &d, &rlo);
-    const V small = v_fma(eh, v_fnma(hx2l, r, v_fma(tl, d, rlo)), v_mul(el, r));
-    return v_mul(v_set1(0.5f), v_fma(eh, r, small));
+    const V r = erfcx(ax, tp, tpl, &rlo);
+    const V small = v_fma(eh, v_fma(al, r, rlo), v_mul(el, r));
+    return v_mul(v_fma(eh, r, small), sc);
 }
 
-/* f = x Phi: x (1 - q) for x >= 0 (x may be +Inf), (x q 2^64) 2^-64 below. */
+/* f = x Phi: x (1 - q) for x >= 0 (x may be +Inf), (x q 2^65) 2^-65 below. */
 LN_INLINE V gelu_erf(V x)
 {
-    const V xa = clamp(x), xc = clamp_lo(x);
+    const V xa = clamp(x), xc = clamp_lo(x), unscale = v_set1(0.5f * LN_EXP_UNSCALE);
     const V qs = erf_q(xa, NULL);
-    const V up = v_mul(xc, v_fnma(qs, v_set1(LN_EXP_UNSCALE), v_set1(1.0f)));
-    return v_select_ge0(xa, up, v_mul(v_mul(xc, qs), v_set1(LN_EXP_UNSCALE)));
+    const V up = v_mul(xc, v_fnma(qs, unscale, v_set1(1.0f)));
+    return v_select_ge0(xa, up, v_mul(v_mul(xc, qs), unscale));
 }
 
-/* f' = Phi + x exp(-x^2/2) / sqrt(2 pi), in units of 2^-64 until the last product
-   (2^64 - q 2^64 rounds as 1 - q does). */
+/* f' = Phi + x exp(-x^2/2) / sqrt(2 pi), in units of 2^-65 until the last product
+   (2^65 - q 2^65 rounds as 1 - q does). */
 LN_INLINE V gelu_erf_grad(V x)
 {
     const V xa = clamp(x);
     V dens;
     const V qs = erf_q(xa, &dens);
-    const V phi = v_select_ge0(xa, v_sub(v_set1(LN_EXP_SCALE), qs), qs);
-    return v_mul(v_fma(xa, dens, phi), v_set1(LN_EXP_UNSCALE));
+    const V phi = v_select_ge0(xa, v_sub(v_set1(2.0f * LN_EXP_SCALE), qs), qs);
+    return v_mul(v_fma(xa, dens, phi), v_set1(0.5f * LN_EXP_UNSCALE));
 }
 
 /* One loop per kind and direction: LN_GELU_NV vectors per iteration (unrolled, so the

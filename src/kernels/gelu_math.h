@@ -18,21 +18,22 @@
 #define LN_EXP_U3 0x1.123a22p-7f
 #define LN_EXP_U4 0x1.6a23cp-10f
 
-/* erfcx(t) = exp(t^2) erfc(t) = Q(t) / (sqrt(pi) t Q(t) + P(t)) on [0, 20/sqrt 2]: the
-   continued-fraction shape c / (t + g), g = P / (sqrt(pi) Q), fit error 2^-29.9
-   relative. Evaluated in float as below (exact denominator, the remainder kept) R is
-   within 2.09 ulp even when rounded once more (tools/fit_gelu.py; a plain fma
-   denominator and division would give 2.54): the larger figures at t -> 0, where R is
-   just below 1 and the roundings of P ~ 1 count double. */
-#define LN_ERFCX_P1 0x1.d0ca3ep-1f
-#define LN_ERFCX_P2 0x1.b6bfacp-2f
-#define LN_ERFCX_P3 0x1.c3bc9ap-4f
-#define LN_ERFCX_P4 0x1.b278b2p-7f
-#define LN_ERFCX_Q1 0x1.8d4734p+0f
-#define LN_ERFCX_Q2 0x1.279d38p+0f
-#define LN_ERFCX_Q3 0x1.fdc40cp-2f
-#define LN_ERFCX_Q4 0x1.fde0fap-4f
-#define LN_ERFCX_Q5 0x1.ea380ap-7f
+/* erfcx(t) = exp(t^2) erfc(t) = Q(a) / (sqrt(pi/2) a Q(a) + P(a)) for a = sqrt(2) t in
+   [0, 20] (a is |x|, exact): the continued-fraction shape c / (t + g), g = P / (sqrt(pi)
+   Q), fit error 2^-29.9 relative (fitted in t, the k-th coefficient then scaled by
+   2^(-k/2), so P(0) = Q(0) = 1 stay exact). Evaluated in float as below (1 + dt kept
+   exactly, the remainder kept) R is within 1.48 ulp even when rounded once more
+   (tools/fit_gelu.py; a plain Horner P, fma denominator and division would give 2.55,
+   at a -> 0, where R is just below 1 and the roundings of P ~ 1 count double). */
+#define LN_ERFCX_P1 0x1.48a7fap-1f
+#define LN_ERFCX_P2 0x1.b6bfacp-3f
+#define LN_ERFCX_P3 0x1.3f6d14p-5f
+#define LN_ERFCX_P4 0x1.b278b2p-9f
+#define LN_ERFCX_Q1 0x1.18eb06p+0f
+#define LN_ERFCX_Q2 0x1.279d38p-1f
+#define LN_ERFCX_Q3 0x1.687578p-3f
+#define LN_ERFCX_Q4 0x1.fde0fap-6f
+#define LN_ERFCX_Q5 0x1.5aa31ap-9f
 
 /* The exp below returns exp(a) 2^64 (LN_EXP_SCALE): its 2^n factor is then always a
    normal float for a >= LN_EXP_MIN, and the callers apply 2^-64 once, to the product
@@ -44,54 +45,100 @@
    multiply exp(a) by at most ~2^11); clamping there keeps n + 64 >= -110. */
 #define LN_EXP_MIN (-120.0f)
 
-/* exp(a) 2^64 for a <= 0 (NaN passes) as hi + *lo: n = rint(a / ln2) by the 1.5 2^23
-   shifter, whose low mantissa bits then hold n + 191 = n + 64 + 127, the biased exponent
-   of 2^(n+64); r = a - n ln2 in two fma (the first exact: n has <= 8 bits, ln2_hi 24).
-   The last Horner step v r + 1 is left unrounded: hi = fma(v, r, 1) and lo its exact
-   rounding error (1 - hi is exact, hi being within a factor 2 of 1), so the callers
-   fold lo into their next fma and exp costs ~0.2 ulp instead of its last rounding. */
-LN_INLINE V exp_scaled(V a, V *lo)
+/* exp(r) as hi + *lo for |r| <= ln2/2. The last Horner step v r + 1 is left unrounded:
+   hi = fma(v, r, 1) and lo its exact rounding error (1 - hi is exact, hi being within a
+   factor 2 of 1), so a caller can fold lo into its next fma and exp costs ~0.2 ulp
+   instead of its last rounding. */
+LN_INLINE V exp_poly(V r, V *lo)
 {
-    const V shifter = v_set1(0x1.8p23f + 191.0f), one = v_set1(1.0f);
+    const V one = v_set1(1.0f);
+    V u = v_fma(v_set1(LN_EXP_U4), r, v_set1(LN_EXP_U3));
+    u = v_fma(u, r, v_set1(LN_EXP_U2));
+    u = v_fma(u, r, v_set1(LN_EXP_U1));
+    u = v_fma(u, r, v_set1(LN_EXP_U0));
+    const V v = v_fma(u, r, one), ph = v_fma(v, r, one);
+    *lo = v_fma(v, r, v_sub(one, ph));
+    return ph;
+}
+
+#define LN_EXP_SHIFTER (0x1.8p23f + 191.0f)
+
+/* exp(a) 2^64 for a <= 0 (NaN passes) as (hi + *lo) *scale, *scale = 2^(n+64) from the
+   shifter's k = n + 191 + 1.5 2^23 (its low mantissa bits hold the biased exponent):
+   n = rint(a / ln2), r = a - n ln2 in two fma (the first exact: n has <= 8 bits, ln2_hi
+   24). The caller applies the scale once, to its final sum. */
+LN_INLINE V exp_scaled(V a, V *lo, V *scale)
+{
+    const V shifter = v_set1(LN_EXP_SHIFTER);
     a = v_max(v_set1(LN_EXP_MIN), a);
     const V k = v_fma(a, v_set1(0x1.715476p+0f), shifter);
     const V n = v_sub(k, shifter);
     V r = v_fma(n, v_set1(-0x1.62e43p-1f), a);
     r = v_fma(n, v_set1(0x1.05c61p-29f), r); /* -(ln2 - ln2_hi) */
-    V u = v_fma(v_set1(LN_EXP_U4), r, v_set1(LN_EXP_U3));
-    u = v_fma(u, r, v_set1(LN_EXP_U2));
-    u = v_fma(u, r, v_set1(LN_EXP_U1));
-    u = v_fma(u, r, v_set1(LN_EXP_U0));
-    const V v = v_fma(u, r, one), ph = v_fma(v, r, one), pl = v_fma(v, r, v_sub(one, ph));
-    const V scale = v_shl23(k);
-    *lo = v_mul(pl, scale);
-    return v_mul(ph, scale);
+    *scale = v_shl23(k);
+    return exp_poly(r, lo);
 }
 
-/* erfcx(th) (th >= 0) as r + *rlo, given sqrt(pi) th as tp + tpl (its rounding stays
-   out of the denominator, which it dominates for large t). The denominator is kept as
-   den + dl (exact product and sum), and *rlo = (q - r den - r dl) / den, the quotient's
-   remainder over an approximate 1/den (8+ bits suffice for a 2^-24 correction): so R
-   carries neither the denominator's nor the division's rounding, which near x ~ -0.75
-   the backward's cancellation would amplify. *d = erfcx'(th) = 2 th erfcx - 2/sqrt(pi),
-   for the caller's first-order term in th's low part. */
-LN_INLINE V erfcx(V th, V tp, V tpl, V *d, V *rlo)
+/* exp(A v) 2^64 (A = 2C, gelu.h) for v = vh + vl <= 0 (NaN passes), the tanh form's
+   e = exp(-|w|) without forming w = A v: n = rint(A vh / ln2), then the reduction runs
+   in v's units, M = ln2 / A = Mh + Ml with Mh of 14 bits. u = vh - n Mh is exact (n Mh
+   has <= 22 bits; u, |u| <= M/2 + tiny, is a multiple of ulp(vh) below 2^-2: 24 bits at
+   most), so r = A (u + vl - n Ml) ~ Ah u + (Ah vl - n A Ml) takes one rounding, the last
+   fma's; the small sum's terms are ~2^-24 of r or less. The term Al u (A's low part,
+   2^-24.4, times |u| <= 0.22) is left out: <= 2^-26.6 in r, so <= 0.16 ulp of e, the
+   price of one multiply on the busiest pipes. vh is clamped at
+   LN_EXP_MIN / A as exp_scaled clamps a. exp's low part is dropped: e's one rounding is
+   what hi + lo would round to anyway, and no lower-order term remains to fold it into.
+   Constants: tools/fit_gelu.py. */
+#define LN_EXPV_A_LN2 0x1.26aec2p+1f /* A / ln2 */
+#define LN_EXPV_MH 0x1.bcc8p-2f      /* ln2 / A to 14 bits */
+#define LN_EXPV_AML 0x1.dc1p-17f     /* A (ln2 / A - Mh) = ln2 - A Mh */
+#define LN_EXPV_VMIN (-75.0f)        /* > LN_EXP_MIN / A = -75.199 */
+LN_INLINE V exp_av(V vh, V vl)
 {
-    V p = v_fma(v_set1(LN_ERFCX_P4), th, v_set1(LN_ERFCX_P3));
-    V q = v_fma(v_set1(LN_ERFCX_Q5), th, v_set1(LN_ERFCX_Q4));
-    p = v_fma(p, th, v_set1(LN_ERFCX_P2));
-    q = v_fma(q, th, v_set1(LN_ERFCX_Q3));
-    p = v_fma(p, th, v_set1(LN_ERFCX_P1));
-    q = v_fma(q, th, v_set1(LN_ERFCX_Q2));
-    p = v_fma(p, th, v_set1(1.0f));
-    q = v_fma(q, th, v_set1(LN_ERFCX_Q1));
-    q = v_fma(q, th, v_set1(1.0f));
-    const V p2 = v_fma(tpl, q, p), m = v_mul(tp, q), ml = v_fms(tp, q, m);
-    const V den = v_add(m, p2), bb = v_sub(den, m);
-    const V dl = v_add(v_add(v_sub(m, v_sub(den, bb)), v_sub(p2, bb)), ml);
+    V lo;
+    const V shifter = v_set1(LN_EXP_SHIFTER);
+    const V ah = vset(LN_GELU_HI(LN_GELU_2C));
+    vh = v_max(v_set1(LN_EXPV_VMIN), vh);
+    const V k = v_fma(vh, v_set1(LN_EXPV_A_LN2), shifter);
+    const V n = v_sub(k, shifter);
+    const V u = v_fnma(n, v_set1(LN_EXPV_MH), vh);
+    const V c = v_fnma(n, v_set1(LN_EXPV_AML), v_mul(ah, vl));
+    return v_mul(exp_poly(v_fma(ah, u, c), &lo), v_shl23(k));
+}
+
+/* erfcx(a / sqrt 2) (a >= 0) as r + *rlo, given sqrt(pi/2) a as tp + tpl (its rounding
+   stays out of the denominator, which it dominates for large a). The denominator's
+   exact 1 is kept apart: P - 1 by Horner (its roundings scale with a, not with P ~ 1,
+   which used to count double near a = 0 where R is just below 1), dt = tp Q + P - 1
+   rounded once (dt / (1 + dt) of 2^-24 relative), and den + dl = 1 + dt exactly (den - 1
+   is exact for den >= 1, and dt - (den - 1) is the exact error whichever of 1 and dt is
+   larger). *rlo = (q - r den - r dl) / den is the quotient's remainder over an
+   approximate 1/den (8+ bits suffice for a 2^-24 correction): R carries neither the
+   sum's nor the division's rounding, which near x ~ -0.75 the backward's cancellation
+   would amplify. */
+LN_INLINE V erfcx(V a, V tp, V tpl, V *rlo)
+{
+    V p = v_fma(v_set1(LN_ERFCX_P4), a, v_set1(LN_ERFCX_P3));
+    V q = v_fma(v_set1(LN_ERFCX_Q5), a, v_set1(LN_ERFCX_Q4));
+    p = v_fma(p, a, v_set1(LN_ERFCX_P2));
+    q = v_fma(q, a, v_set1(LN_ERFCX_Q3));
+    p = v_fma(p, a, v_set1(LN_ERFCX_P1));
+    q = v_fma(q, a, v_set1(LN_ERFCX_Q2));
+    p = v_mul(p, a);
+    q = v_fma(q, a, v_set1(LN_ERFCX_Q1));
+    q = v_fma(q, a, v_set1(1.0f));
+    const V one = v_set1(1.0f), dt = v_fma(tp, q, v_fma(tpl, q, p));
+    const V den = v_add(one, dt), dl = v_sub(dt, v_sub(den, one));
+    const V rc = v_rcp_approx(den);
+#ifdef LN_GELU_QUOT_BY_RCP
+    /* rc within 2^-14 (AVX-512 rcp14): r = q rc is that close, the remainder's fnma is
+       then exact to 2^-38 and *rlo, off by 2^-14 of itself, leaves 2^-28 of R. */
+    const V r = v_mul(q, rc);
+#else
     const V r = v_quot(q, den);
-    *rlo = v_mul(v_fnma(r, dl, v_fnma(r, den, q)), v_rcp_approx(den));
-    *d = v_fms(v_add(th, th), r, vset(LN_GELU_2RSQRTPI));
+#endif
+    *rlo = v_mul(v_fnma(r, dl, v_fnma(r, den, q)), rc);
     return r;
 }
 
