@@ -9,11 +9,11 @@
  *   v_select_ge0(h, a, b): a where h >= 0 (ordered), else b
  *   v_shl23(k): the float whose bits are k's shifted left by 23
  *   v_recip(b): 1 / b within 0.5 ulp + 2^-27 relative (a divide, or on AVX-512 rcp14
- *   and a Newton step); v_quot(a, b): a / b within ~1 ulp (erfcx corrects its remainder);
- *   v_rcp_approx(b): 1 / b to 8 bits or better
+ *   and a Newton step); v_rcp_approx(b): 1 / b to 8 bits or better
+ *   v_quot(a, b): a / b within ~1 ulp (erfcx corrects its remainder), unless
+ *   LN_RCP_APPROX_14 says v_rcp_approx has 14 bits or more: erfcx then takes its quotient
+ *   as a product with it, and the vocabulary needs no v_quot
  *   LN_GELU_NV: vectors per loop iteration (independent chains the core overlaps)
- *   LN_GELU_QUOT_BY_RCP (optional, the kernel file): v_rcp_approx has 14 bits or more,
- *   so erfcx takes its quotient as a product with it instead of v_quot
  * The math is in gelu.h and gelu_math.h; every element's operations are the same in the
  * unrolled loop and the tail, so results do not depend on n or on the thread split.
  */

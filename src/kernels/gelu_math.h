@@ -131,7 +131,7 @@ LN_INLINE V erfcx(V a, V tp, V tpl, V *rlo)
     const V one = v_set1(1.0f), dt = v_fma(tp, q, v_fma(tpl, q, p));
     const V den = v_add(one, dt), dl = v_sub(dt, v_sub(den, one));
     const V rc = v_rcp_approx(den);
-#ifdef LN_GELU_QUOT_BY_RCP
+#ifdef LN_RCP_APPROX_14
     /* rc within 2^-14 (AVX-512 rcp14): r = q rc is that close, the remainder's fnma is
        then exact to 2^-38 and *rlo, off by 2^-14 of itself, leaves 2^-28 of R. */
     const V r = v_mul(q, rc);

@@ -62,9 +62,9 @@ static inline V v_recip(V b)
     return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(b, r, _mm512_set1_ps(1.0f)), r);
 }
 static inline V v_rcp_approx(V b) { return _mm512_rcp14_ps(b); }
-/* a / b as a r: within ~1 ulp; its one caller (erfcx) adds the exact remainder anyway,
-   which a correction step here would only repeat. */
-static inline V v_quot(V a, V b) { return _mm512_mul_ps(a, v_recip(b)); }
+/* rcp14's 14 bits are enough for erfcx's quotient, whose exact remainder it adds anyway:
+   a product with the estimate replaces v_quot there (kernels/gelu_math.h). */
+#define LN_RCP_APPROX_14 1
 static inline V v_fms(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }
 static inline V v_max(V a, V b) { return _mm512_max_ps(a, b); }
 static inline V v_min(V a, V b) { return _mm512_min_ps(a, b); }

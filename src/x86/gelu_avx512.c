@@ -2,10 +2,6 @@
 #include "avx512_vocab.h"
 #include "ln_internal.h"
 
-/* rcp14's 14 bits are enough for erfcx's quotient, whose exact remainder it adds anyway:
-   no Newton step there (gelu_math.h). */
-#define LN_GELU_QUOT_BY_RCP 1
-
 #include "kernels/gelu_body.h"
 
 #include "kernels/entries.h"
