@@ -281,11 +281,9 @@ LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t
 {
     const double inv_n = 1.0 / (double)p->n;
     size_t r = r0;
-    if (!full)
-        ;
-    else if (p->n <= LN_SMALL_COLS)
+    if (full && p->n <= LN_SMALL_COLS)
         r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, 0);
-    else if (p->n <= 4096)
+    else if (full && p->n <= 4096)
         r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc, 0);
     backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, 0);
 }
