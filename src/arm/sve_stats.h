@@ -106,11 +106,21 @@ LN_SVE_AI void ln_sve_recenter(svfloat32_t *s, svfloat32_t *m)
     *s = t;
 }
 
-/* Re-centering, with M2's running piece moved into the pieces' sum (see row_stats). */
+/* A piece added to a compensated sum (ln_kahan_add): the sum is *sum - *c. */
+LN_SVE_AI void ln_sve_kahan_add(svfloat32_t *sum, svfloat32_t *c, svfloat32_t piece)
+{
+    const svbool_t pt = svptrue_b32();
+    const svfloat32_t y = svsub_f32_x(pt, piece, *c), t = svadd_f32_x(pt, *sum, y);
+    *c = svsub_f32_x(pt, svsub_f32_x(pt, t, *sum), y);
+    *sum = t;
+}
+
+/* Re-centering, with M2's running piece moved into the pieces' compensated sum (see
+   row_stats). */
 #define LN_SVE_RC(j)                                                                      \
     do {                                                                                  \
         ln_sve_recenter(&s##j, &m##j);                                                    \
-        qo##j = svadd_f32_x(pt, qo##j, q##j);                                             \
+        ln_sve_kahan_add(&qo##j, &qc##j, q##j);                                           \
         q##j = zero;                                                                      \
     } while (0)
 
@@ -147,6 +157,7 @@ LN_SVE_AI void ln_sve_row_stats_c(const ln_sve_plan *p, const void *x, const flo
     svfloat32_t m0 = zero, m1 = zero, m2 = zero, m3 = zero;
     svfloat32_t q0 = zero, q1 = zero, q2 = zero, q3 = zero;
     svfloat32_t qo0 = zero, qo1 = zero, qo2 = zero, qo3 = zero;
+    svfloat32_t qc0 = zero, qc1 = zero, qc2 = zero, qc3 = zero;
     float tab[LN_ARM_RTAB];
     size_t i = 0;
     for (size_t b0 = 0; b0 < p->nblk; b0 += LN_ARM_RTAB) {
@@ -177,6 +188,10 @@ LN_SVE_AI void ln_sve_row_stats_c(const ln_sve_plan *p, const void *x, const flo
     LN_SVE_RC(1);
     LN_SVE_RC(2);
     LN_SVE_RC(3);
+    qo0 = svsub_f32_x(pt, qo0, qc0);
+    qo1 = svsub_f32_x(pt, qo1, qc1);
+    qo2 = svsub_f32_x(pt, qo2, qc2);
+    qo3 = svsub_f32_x(pt, qo3, qc3);
     ln_sve_merge(s0, &m0, &qo0, s1, m1, qo1, svdup_n_f32(p->acc_f1[0]), svdup_n_f32(p->acc_f2[0]));
     ln_sve_recenter(&s0, &m0);
     ln_sve_merge(s2, &m2, &qo2, s3, m3, qo3, svdup_n_f32(p->acc_f1[1]), svdup_n_f32(p->acc_f2[1]));

@@ -15,7 +15,8 @@
 # forces NEON and scalar. Per-ISA entries (NAME.isa) get only the models that can change
 # their outcome: NAME.sve the five vector lengths, the others the default model, like
 # the suites in LN_QEMU_MODEL_FREE. Guard-page suites run too: SVE's predicated loads do
-# not fault on inactive lanes. LN_TEST_QUICK=1 everywhere: emulation is 200-850x slower.
+# not fault on inactive lanes. LN_TEST_QUICK=1 everywhere (emulation is 200-850x slower)
+# except the NAME.full.isa entries, which set LN_TEST_QUICK=0 themselves.
 if(NOT CMAKE_CROSSCOMPILING OR NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
   return()
 endif()
@@ -40,7 +41,9 @@ set(LN_QEMU_MODEL_FREE reference)
 # sets LN_MAX_ISA itself decides its expectations itself and needs two models, not seven.
 function(ln_qemu_configs_of name env out)
   set(_sve sve128 sve256 sve512 sve1024 sve2048)
-  if(name MATCHES "\\.sve$")
+  if(name MATCHES "\\.full\\.sve$")
+    set(_cfgs n1 sve128 sve2048) # a full run is slow: the narrowest and the widest
+  elseif(name MATCHES "\\.sve$")
     set(_cfgs n1 ${_sve})
   elseif(name MATCHES "\\.(scalar|neon|avx2|avx512)$" OR name IN_LIST LN_QEMU_MODEL_FREE)
     set(_cfgs n1)
