@@ -272,10 +272,10 @@ LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x,
  * (docs/gelu.md). Accuracy against the exact function, every ISA: within 4 float ulp
  * wherever |f| >= 2^-100 (measured: 2.9 ulp tanh form, 2.9 erf form), and below to the
  * same relative bound plus 2^-149 where the result is subnormal. The derivative is
- * within 4 ulp for x >= -1 away from its zero at x = -0.75 (where its two terms cancel
- * and the error is a few ulps of the terms' size), within 11 ulp (tanh form) and 7 ulp
- * (erf form) for x < -1, down to f' ~ 1e-38 and below; dx = dy f' adds |dy| times that
- * and its own rounding. NaN in, NaN out; f(+Inf) = +Inf, f(-Inf) = -0;
+ * within 3 ulp for x >= -1 away from its zero at x = -0.75 (|x + 0.75| > 0.25; measured
+ * 2.5 tanh form, 2.7 erf form), within 4 ulp plus a few ulps of its terms' size nearer
+ * it (where they cancel), within 11 ulp (tanh form) and 7 ulp (erf form) for x < -1,
+ * down to f' ~ 1e-38 and below; dx = dy f' adds |dy| times that and its own rounding. NaN in, NaN out; f(+Inf) = +Inf, f(-Inf) = -0;
  * f'(+Inf) = 1, f'(-Inf) = 0.
  *
  * ln_gelu_forward_f32: y[i] = f(x[i]). ln_gelu_backward_f32: dx[i] = dy[i] * f'(x[i]).

@@ -22,18 +22,23 @@
  * The bounds under test (include/layernorm.h states them), in ulps of the exact value:
  *   forward                           4 ulp wherever |f| >= 2^-100, both forms; below,
  *                                     4 ulp + 2^-149 (the subnormal result's rounding)
- *   backward, dx = dy f'(x) rounded   x >= -1: 4 ulp, plus 8 2^-24 of what cancels
- *                                     between f''s two terms (they have opposite signs
- *                                     for x < 0 and cancel at f' = 0, x ~ -0.75; each
- *                                     takes ~8 roundings): |dy| (|a| + |b| - |a + b|)
+ *   backward, dx = dy f'(x) rounded   x >= -1, |x + 0.75| > 0.25: 3 ulp
+ *                                     |x + 0.75| <= 0.25: 4 ulp, plus 8 2^-24 of what
+ *                                     cancels between f''s two terms (they have opposite
+ *                                     signs for x < 0 and cancel at f' = 0, x ~ -0.75;
+ *                                     each takes ~8 roundings): |dy| (|a| + |b| - |a + b|)
  *                                     x < -1: 11 ulp (tanh), 7 ulp (erf)
  * plus 2^-149 wherever the result is subnormal. The backward's bounds are f''s error in
  * ulps of f'; dx = dy f' then carries |dy| times that, plus half an ulp of dx for its own
  * rounding (dy = 1: exact; dy ~ N(0, 1): the "dy rounding included" form). The
  * report's "off the zero" column is x >= -1 with |x + 0.75| > 0.25, as in test_gelu.
+ * Off the zero the bound is the plain 3 ulp of f' (no cancellation allowance), so the
+ * test fails if a kernel's sum of f''s terms takes an extra rounding (one took sigmoid's
+ * or Phi's own rounding, 3.0 ulp at x ~ -0.36).
  */
 #define FWD_ULP 4.0
-#define BWD_ULP 4.0
+#define BWD_ULP 4.0     /* near f' = 0, plus the cancellation allowance */
+#define BWD_OFF_ULP 3.0 /* x >= -1 off the zero */
 static const double bwd_low_ulp[2] = {11.0, 7.0}; /* [kind]: x < -1 */
 
 static const ln_kernels *g_k;
@@ -84,9 +89,12 @@ static double bound(double x, double v, int kind, int grad, double dy, int *regi
     } else {
         *region = fabs(x + 0.75) <= 0.25 ? 3 : 1;
         const double cancelled = fmax(0.0, gelu_grad_terms(x, kind) - v);
-        b = BWD_ULP * gelu_ulp(v) + 8 * TU_EPS32 * cancelled;
+        b = *region == 1 ? BWD_OFF_ULP * gelu_ulp(v)
+                         : BWD_ULP * gelu_ulp(v) + 8 * TU_EPS32 * cancelled;
     }
-    return grad ? dy * b + 0.5 * gelu_ulp(dy * v) + 0x1p-149 : b + 0x1p-149;
+    /* dx = dy f' rounds once more, unless dy = 1 (exact: the bound is f''s alone) */
+    const double dxr = dy == 1.0 ? 0.0 : 0.5 * gelu_ulp(dy * v);
+    return grad ? dy * b + dxr + 0x1p-149 : b + 0x1p-149;
 }
 
 /* Points: every float bit pattern at a fixed stride (the whole range: zeros, subnormals,

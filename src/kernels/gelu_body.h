@@ -64,15 +64,21 @@ LN_INLINE V gelu_tanh(V x)
 }
 
 /* f' = sigmoid + x w' sigmoid (1 - sigmoid), w' = 2C + 6CK x^2, in units of 2^-64
-   until the last product (r 2^64 is exact). */
+   until the last product (r 2^64 is exact). For x < 0, sigmoid = e r and the terms have
+   opposite signs (f' = 0 at x ~ -0.75): sigmoid's rounding would cost up to an ulp of
+   f' (sigmoid ~ 0.4 > f' near x = -0.36), so its exact low part (fms) joins the other
+   term before the one sum (below -1, where the other term is the larger, this costs up
+   to an ulp: 8.3 measured there against the 11 bound, for 2 operations instead of 6). */
 LN_INLINE V gelu_tanh_grad(V x)
 {
     const V xa = clamp(x);
     V es, x2;
     const V r = tanh_parts(xa, &es, &x2), er = v_mul(es, r);
     const V xdw = v_mul(xa, v_fma(vset(3.0 * LN_GELU_2CK), x2, vset(LN_GELU_2C)));
-    const V s = v_select_ge0(xa, v_mul(r, v_set1(LN_EXP_SCALE)), er);
-    return v_mul(v_fma(xdw, v_mul(er, r), s), v_set1(LN_EXP_UNSCALE));
+    const V err = v_mul(er, r), erl = v_fms(es, r, er);
+    const V pos = v_fma(xdw, err, v_mul(r, v_set1(LN_EXP_SCALE)));
+    const V neg = v_add(er, v_fma(xdw, err, erl));
+    return v_mul(v_select_ge0(xa, pos, neg), v_set1(LN_EXP_UNSCALE));
 }
 
 /* The erf form's q = 0.5 erfc(t) for t = |x| / sqrt 2, returned as q 2^65 = exp(-t^2)
@@ -80,11 +86,14 @@ LN_INLINE V gelu_tanh_grad(V x)
    taken from -x^2/2 split exactly (a + al, as (x/2) (-x): x/2 is exact wherever x^2
    matters) as exp(a) (1 + al), and erfcx evaluated at |x| itself (gelu_math.h), so t is
    never rounded. The correction and exp's low part are summed first and exp's 2^(n+64)
-   applied last, so q takes one rounding after the division. *dens gets exp(-x^2/2)
-   2^65 / sqrt(2 pi), the backward's density, also rounded once (2 / sqrt(2 pi) split in
-   two floats). Phi(x) = 0.5 erfc(-x / sqrt 2) is then q for x < 0 and 1 - q for x >= 0:
-   neither cancels. */
-LN_INLINE V erf_q(V x, V *dens)
+   applied last, so q takes one rounding after the division. Phi(x) = 0.5 erfc(-x / sqrt 2)
+   is then q for x < 0 and 1 - q for x >= 0: neither cancels. For the backward (grad
+   non-NULL): *dens gets exp(-x^2/2) 2^65 / sqrt(2 pi), the density, rounded once too
+   (2 / sqrt(2 pi) split in two floats), and *grad gets q + x dens for x < 0 with x dens
+   joined to q's small terms before q's one rounding: the two have opposite signs there
+   (f' = 0 at x ~ -0.75) and q's own rounding would cost up to an ulp of f' (q ~ 0.33 >
+   2 f' near x = -0.4). */
+LN_INLINE V erf_q(V x, V *dens, V *grad)
 {
     const V ax = v_abs(x);
     const V sh = vset(LN_GELU_HI(LN_GELU_SQRTPI_2)), sl = vset(LN_GELU_LO(LN_GELU_SQRTPI_2));
@@ -93,12 +102,14 @@ LN_INLINE V erf_q(V x, V *dens)
     const V a = v_mul(xh, nx), al = v_fms(xh, nx, a);
     V el, sc, rlo;
     const V eh = exp_scaled(a, &el, &sc);
-    if (dens) {
-        const V kh = vset(LN_GELU_HI(2 * LN_GELU_RSQRT2PI)), kl = vset(LN_GELU_LO(2 * LN_GELU_RSQRT2PI));
-        *dens = v_mul(v_fma(eh, kh, v_fma(eh, kl, v_mul(kh, v_fma(al, eh, el)))), sc);
-    }
     const V r = erfcx(ax, tp, tpl, &rlo);
     const V small = v_fma(eh, v_fma(al, r, rlo), v_mul(el, r));
+    if (grad) {
+        const V kh = vset(LN_GELU_HI(2 * LN_GELU_RSQRT2PI)), kl = vset(LN_GELU_LO(2 * LN_GELU_RSQRT2PI));
+        const V d = v_fma(eh, kh, v_fma(eh, kl, v_mul(kh, v_fma(al, eh, el))));
+        *dens = v_mul(d, sc);
+        *grad = v_mul(v_fma(eh, r, v_fma(x, d, small)), sc);
+    }
     return v_mul(v_fma(eh, r, small), sc);
 }
 
@@ -106,20 +117,20 @@ LN_INLINE V erf_q(V x, V *dens)
 LN_INLINE V gelu_erf(V x)
 {
     const V xa = clamp(x), xc = clamp_lo(x), unscale = v_set1(0.5f * LN_EXP_UNSCALE);
-    const V qs = erf_q(xa, NULL);
+    const V qs = erf_q(xa, NULL, NULL);
     const V up = v_mul(xc, v_fnma(qs, unscale, v_set1(1.0f)));
     return v_select_ge0(xa, up, v_mul(v_mul(xc, qs), unscale));
 }
 
 /* f' = Phi + x exp(-x^2/2) / sqrt(2 pi), in units of 2^-65 until the last product
-   (2^65 - q 2^65 rounds as 1 - q does). */
+   (2^65 - q 2^65 rounds as 1 - q does; below 0 erf_q forms the sum). */
 LN_INLINE V gelu_erf_grad(V x)
 {
     const V xa = clamp(x);
-    V dens;
-    const V qs = erf_q(xa, &dens);
-    const V phi = v_select_ge0(xa, v_sub(v_set1(2.0f * LN_EXP_SCALE), qs), qs);
-    return v_mul(v_fma(xa, dens, phi), v_set1(0.5f * LN_EXP_UNSCALE));
+    V dens, neg;
+    const V qs = erf_q(xa, &dens, &neg);
+    const V pos = v_fma(xa, dens, v_sub(v_set1(2.0f * LN_EXP_SCALE), qs));
+    return v_mul(v_select_ge0(xa, pos, neg), v_set1(0.5f * LN_EXP_UNSCALE));
 }
 
 /* One loop per kind and direction: LN_GELU_NV vectors per iteration (unrolled, so the
