@@ -65,6 +65,24 @@ static int blocks_one_thread(ln_block_fn block, const void *ctx, size_t rows, si
         block(ctx, 0, rows, dgamma, dbeta);
         return LN_OK;
     }
+    /* Accumulating into the caller's values from one block: its float partials plus
+       those values, in double and rounded once, are the general path's bits (there
+       0.0 + (double)p is exact), without its double accumulators to clear and fold. The
+       scratch is malloc'ed, not calloc'ed: the kernel writes every partial. */
+    if (rows <= LN_BWD_BLOCK) {
+        float *part = malloc(2 * n * sizeof(float));
+        if (!part)
+            return LN_ERR_NOMEM;
+        block(ctx, 0, rows, dgamma ? part : NULL, dbeta ? part + n : NULL);
+        for (size_t j = 0; j < n; j++) {
+            if (dgamma)
+                dgamma[j] = (float)((double)part[j] + (double)dgamma[j]);
+            if (dbeta)
+                dbeta[j] = (float)((double)part[n + j] + (double)dbeta[j]);
+        }
+        free(part);
+        return LN_OK;
+    }
     /* Double accumulators: the fold adds rows/64 partials per column, and double keeps
        that rounding far below the float partials' own. */
     double *acc = calloc(2 * n, sizeof(double) + sizeof(float));

@@ -133,12 +133,45 @@ static void interleaved_views(void **state)
         }
 }
 
+/* LN_FLAG_ACCUMULATE adds the rows' dgamma/dbeta to the caller's values once, in double:
+   with one block of rows (<= 64) the plain call's result is that block's float partial,
+   so the sum is (float)(plain + old) exactly; with more the plain result is the double
+   fold S rounded, so |acc - (plain + old)| <= u |S + old| + u |S|, u = 2^-24, with S and
+   S + old taken as plain and acc (relative slack 2^-20 for that). */
+static void accumulate_adds_once(void **state)
+{
+    (void)state;
+    setup();
+    static float old[2 * COLS], plain[2 * COLS], acc[2 * COLS], dx[N];
+    tu_rng rng = {52};
+    tu_fill_normal(&rng, old, 2 * COLS, 0.0, 30.0);
+    const size_t rows[2] = {3, ROWS};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(ln_backward_ex_f32(B.dy, COLS, B.x, COLS, B.g, B.mean, B.rstd, dx, COLS,
+                                            plain, plain + COLS, rows[i], COLS, 0), LN_OK);
+        memcpy(acc, old, sizeof acc);
+        memcpy(dx, B.dy, sizeof dx);
+        assert_int_equal(ln_backward_ex_f32(B.dy, COLS, B.x, COLS, B.g, B.mean, B.rstd, dx, COLS,
+                                            acc, acc + COLS, rows[i], COLS, LN_FLAG_ACCUMULATE),
+                         LN_OK);
+        for (size_t j = 0; j < 2 * COLS; j++) {
+            const double want = (double)plain[j] + (double)old[j];
+            if (rows[i] <= 64)
+                assert_true(acc[j] == (float)want);
+            else
+                assert_true(fabs(acc[j] - want) <=
+                            TU_EPS32 * (fabs(acc[j]) + fabs(plain[j])) * (1 + 0x1p-20));
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(v10_equals_ex),
         cmocka_unit_test(ex_statuses_write_nothing),
         cmocka_unit_test(interleaved_views),
+        cmocka_unit_test(accumulate_adds_once),
     };
     return cmocka_run_group_tests_name("api_strided_flags", tests, NULL, NULL);
 }
