@@ -54,6 +54,13 @@ static void gelu_bwd_chunk(const void *ctx, size_t i0, size_t i1)
     c->k->gelu_backward(g->dy + i0, g->x + i0, g->out + i0, i1 - i0, g->kind);
 }
 
+/* dst += part, each sum in double and rounded once (one loop per vector, so it vectorizes). */
+static void add_in_double(float *restrict dst, const float *restrict part, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        dst[j] = (float)((double)part[j] + (double)dst[j]);
+}
+
 /* One thread's backward: blocks in order, each block's partials added to double
    accumulators in block order, the caller's values added once after the fold. */
 static int blocks_one_thread(ln_block_fn block, const void *ctx, size_t rows, size_t n,
@@ -74,12 +81,10 @@ static int blocks_one_thread(ln_block_fn block, const void *ctx, size_t rows, si
         if (!part)
             return LN_ERR_NOMEM;
         block(ctx, 0, rows, dgamma ? part : NULL, dbeta ? part + n : NULL);
-        for (size_t j = 0; j < n; j++) {
-            if (dgamma)
-                dgamma[j] = (float)((double)part[j] + (double)dgamma[j]);
-            if (dbeta)
-                dbeta[j] = (float)((double)part[n + j] + (double)dbeta[j]);
-        }
+        if (dgamma)
+            add_in_double(dgamma, part, n);
+        if (dbeta)
+            add_in_double(dbeta, part + n, n);
         free(part);
         return LN_OK;
     }
