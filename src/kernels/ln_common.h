@@ -30,6 +30,11 @@
 /* Up to this many columns a row's fixed costs (merges, horizontal reduction, sqrt and
    divide) dominate: two accumulators per row, several rows interleaved instead. */
 #define LN_SMALL_COLS (32 * LN_W)
+/* The forward's bound: up to it, 4-row groups with LN_KSMALL accumulators beat single
+   rows with LN_KBIG pipelined with the apply (a vocabulary may raise it; see there). */
+#ifndef LN_FWD_SMALL_COLS
+#define LN_FWD_SMALL_COLS LN_SMALL_COLS
+#endif
 
 /*
  * Everything about the reduction that depends only on cols: computed once per call, so
