@@ -80,6 +80,14 @@ static inline V v_fold(V v, unsigned level)
     return level == 0 ? vextq_f32(v, v, 2) : vrev64q_f32(v);
 }
 
+/* The four-row lane tree (kernels/ln_forward.h): two rows' halves side by side, then
+   one lane per row, row r's in lane r. */
+#define LN_TREE4_POS(r) (r)
+static inline V v_cat_lo(V a, V b) { return vcombine_f32(vget_low_f32(a), vget_low_f32(b)); }
+static inline V v_cat_hi(V a, V b) { return vcombine_f32(vget_high_f32(a), vget_high_f32(b)); }
+static inline V v_quad_lo(V a, V b) { return vuzp1q_f32(a, b); }
+static inline V v_quad_hi(V a, V b) { return vuzp2q_f32(a, b); }
+
 /* GELU's extra vocabulary (kernels/gelu_body.h). FMAX/FMIN return NaN for a NaN in
    either operand, which passes it on as the body needs. */
 static inline V v_fms(V a, V b, V c) { return vfmaq_f32(vnegq_f32(c), a, b); }

@@ -47,6 +47,66 @@ LN_INLINE void ln_kahan_add(V *sum, V *c, V piece)
     *sum = t;
 }
 
+/* One merge of the horizontal tree: partner b into a, the result re-centered. */
+LN_INLINE void tree_merge(V *s, V *m, V *q, V sb, V mb, V qb, V f1, V f2)
+{
+    chan_merge(*s, m, q, sb, mb, qb, f1, f2);
+    ln_recenter(s, m);
+}
+
+#ifdef LN_TREE4_POS
+/*
+ * The horizontal tree of four rows at once, with their lanes packed side by side: level 0
+ * merges two rows' halves in one vector (v_cat_lo/hi), level 1 four rows' quarters
+ * (v_quad_lo/hi), later levels fold within each row's quarter. Every lane meets the same
+ * partner with the same coefficients as in the one-row tree (the per-lane tail constants
+ * go through the same packing), so the results are bit for bit those of that tree, in 2 +
+ * 1 + (log2 W - 2) merges instead of 4 log2 W; short rows spent most of their time there.
+ */
+LN_INLINE void lane_tree4(const ln_plan *p, const V s0[4], const V m0[4], const V q0[4],
+                          float *sl, float *ml, float *ql)
+{
+    V s[2], m[2], q[2];
+    V f1 = p->t ? v_cat_lo(v_load(p->lane_f1[0]), v_load(p->lane_f1[0])) : v_set1(0.5f);
+    V f2 = p->t ? v_cat_lo(v_load(p->lane_f2[0]), v_load(p->lane_f2[0])) : v_set1(p->lane_u[0]);
+    for (unsigned h = 0; h < 2; h++) {
+        const unsigned a = 2 * h, b = a + 1;
+        s[h] = v_cat_lo(s0[a], s0[b]);
+        m[h] = v_cat_lo(m0[a], m0[b]);
+        q[h] = v_cat_lo(q0[a], q0[b]);
+        tree_merge(&s[h], &m[h], &q[h], v_cat_hi(s0[a], s0[b]), v_cat_hi(m0[a], m0[b]),
+                   v_cat_hi(q0[a], q0[b]), f1, f2);
+    }
+    V S = v_quad_lo(s[0], s[1]), M = v_quad_lo(m[0], m[1]), Q = v_quad_lo(q[0], q[1]);
+#pragma GCC unroll 4
+    for (unsigned lv = 1; lv < LN_LOG2W; lv++) {
+        if (p->t) {
+            const V g1 = v_cat_lo(v_load(p->lane_f1[lv]), v_load(p->lane_f1[lv]));
+            const V g2 = v_cat_lo(v_load(p->lane_f2[lv]), v_load(p->lane_f2[lv]));
+            f1 = v_quad_lo(g1, g1);
+            f2 = v_quad_lo(g2, g2);
+        } else {
+            f1 = v_set1(0.5f);
+            f2 = v_set1(p->lane_u[lv]);
+        }
+        if (lv == 1)
+            tree_merge(&S, &M, &Q, v_quad_hi(s[0], s[1]), v_quad_hi(m[0], m[1]),
+                       v_quad_hi(q[0], q[1]), f1, f2);
+        else
+            tree_merge(&S, &M, &Q, v_fold(S, lv), v_fold(M, lv), v_fold(Q, lv), f1, f2);
+    }
+    float bs[LN_W], bm[LN_W], bq[LN_W];
+    v_store(bs, S);
+    v_store(bm, M);
+    v_store(bq, Q);
+    for (unsigned r = 0; r < 4; r++) {
+        sl[r] = bs[LN_TREE4_POS(r)];
+        ml[r] = bm[LN_TREE4_POS(r)];
+        ql[r] = bq[LN_TREE4_POS(r)];
+    }
+}
+#endif
+
 /*
  * Where a row's values come from: x, or s = x + residual (float addition) when `resid`;
  * s is then stored to sum (if given) by the statistics pass, and the apply pass reads it
@@ -249,40 +309,50 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
         for (unsigned j = 0; j + st < K; j += 2 * st, mi++) {
             const V f1 = v_set1(p->acc_f1[mi]), f2 = v_set1(p->acc_f2[mi]);
 #pragma GCC unroll 4
-            for (unsigned r = 0; r < R; r++) {
-                chan_merge(s[r][j], &m[r][j], &q[r][j], s[r][j + st], m[r][j + st],
+            for (unsigned r = 0; r < R; r++)
+                tree_merge(&s[r][j], &m[r][j], &q[r][j], s[r][j + st], m[r][j + st],
                            q[r][j + st], f1, f2);
-                ln_recenter(&s[r][j], &m[r][j]);
-            }
         }
     if (p->t) {
         /* A tail lane's one value v is the partner (shift v, mean 0, M2 0). Masked-off
            lanes load 0 (finite) and have f1 = f2 = 0. */
         const V f1 = v_load(p->tail_f1), f2 = v_load(p->tail_f2);
 #pragma GCC unroll 4
-        for (unsigned r = 0; r < R; r++) {
-            chan_merge(s[r][0], &m[r][0], &q[r][0],
+        for (unsigned r = 0; r < R; r++)
+            tree_merge(&s[r][0], &m[r][0], &q[r][0],
                        src_vec(src, p->nv * LN_W + r * ld, 1, p->tmask, resid), v_zero(),
                        v_zero(), f1, f2);
-            ln_recenter(&s[r][0], &m[r][0]);
-        }
     }
+    float sl[LN_RMAX], ml[LN_RMAX], ql[LN_RMAX];
+#ifdef LN_TREE4_POS
+    if (R == 4) {
+        const V s4[4] = {s[0][0], s[1][0], s[2][0], s[3][0]};
+        const V m4[4] = {m[0][0], m[1][0], m[2][0], m[3][0]};
+        const V q4[4] = {q[0][0], q[1][0], q[2][0], q[3][0]};
+        lane_tree4(p, s4, m4, q4, sl, ml, ql);
+    } else
+#endif
+    {
 #pragma GCC unroll 4
-    for (unsigned lv = 0; lv < LN_LOG2W; lv++) {
-        const V f1 = p->t ? v_load(p->lane_f1[lv]) : v_set1(0.5f);
-        const V f2 = p->t ? v_load(p->lane_f2[lv]) : v_set1(p->lane_u[lv]);
+        for (unsigned lv = 0; lv < LN_LOG2W; lv++) {
+            const V f1 = p->t ? v_load(p->lane_f1[lv]) : v_set1(0.5f);
+            const V f2 = p->t ? v_load(p->lane_f2[lv]) : v_set1(p->lane_u[lv]);
+#pragma GCC unroll 4
+            for (unsigned r = 0; r < R; r++)
+                tree_merge(&s[r][0], &m[r][0], &q[r][0], v_fold(s[r][0], lv),
+                           v_fold(m[r][0], lv), v_fold(q[r][0], lv), f1, f2);
+        }
 #pragma GCC unroll 4
         for (unsigned r = 0; r < R; r++) {
-            const V sb = v_fold(s[r][0], lv);
-            chan_merge(s[r][0], &m[r][0], &q[r][0], sb, v_fold(m[r][0], lv),
-                       v_fold(q[r][0], lv), f1, f2);
-            ln_recenter(&s[r][0], &m[r][0]);
+            sl[r] = v_lane0(s[r][0]);
+            ml[r] = v_lane0(m[r][0]);
+            ql[r] = v_lane0(q[r][0]);
         }
     }
 #pragma GCC unroll 4
     for (unsigned r = 0; r < R; r++) {
-        const float m2 = v_lane0(q[r][0]);
-        ln_two_sum(v_lane0(s[r][0]), v_lane0(m[r][0]), &mean[r], &dmean[r]);
+        const float m2 = ql[r];
+        ln_two_sum(sl[r], ml[r], &mean[r], &dmean[r]);
         /* Correctly rounded divide and sqrt: no reciprocal-sqrt estimate. */
         rstd[r] = 1.0f / sqrtf(m2 / (float)p->n + eps);
         if (ln_stats_out_of_range(m2, p->n, eps))

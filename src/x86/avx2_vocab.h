@@ -48,6 +48,14 @@ static inline V v_fold(V v, unsigned level)
     return _mm256_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
 }
 
+/* The four-row lane tree (kernels/ln_forward.h): two rows' halves side by side, then
+   pairs of lanes of rows 0 and 2 in the low 128 bits, of rows 1 and 3 in the high. */
+#define LN_TREE4_POS(r) ((r) == 1 ? 4 : (r) == 2 ? 2 : 2 * (r))
+static inline V v_cat_lo(V a, V b) { return _mm256_permute2f128_ps(a, b, 0x20); }
+static inline V v_cat_hi(V a, V b) { return _mm256_permute2f128_ps(a, b, 0x31); }
+static inline V v_quad_lo(V a, V b) { return _mm256_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)); }
+static inline V v_quad_hi(V a, V b) { return _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)); }
+
 /* GELU's extra vocabulary (kernels/gelu_body.h). rcpps has only 12 bits, so AVX2
    divides (its divider is pipelined; two vectors per iteration overlap it). */
 #define LN_GELU_NV 2 /* ~8 live ymm per chain: two fill the 16 registers without spills */

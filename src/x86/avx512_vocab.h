@@ -49,6 +49,14 @@ static inline V v_fold(V v, unsigned level)
     return _mm512_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
 }
 
+/* The four-row lane tree (kernels/ln_forward.h): two rows' halves side by side, then
+   four rows' quarters, one per 128-bit block; row r's result ends in lane 4r. */
+#define LN_TREE4_POS(r) (4 * (r))
+static inline V v_cat_lo(V a, V b) { return _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0)); }
+static inline V v_cat_hi(V a, V b) { return _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2)); }
+static inline V v_quad_lo(V a, V b) { return _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)); }
+static inline V v_quad_hi(V a, V b) { return _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)); }
+
 /* GELU's extra vocabulary (kernels/gelu_body.h). */
 #define LN_GELU_NV 4 /* 32 zmm registers hold four chains */
 static inline V v_abs(V a) { return _mm512_andnot_ps(_mm512_set1_ps(-0.0f), a); }
