@@ -273,9 +273,13 @@ LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, do
 }
 
 /* R shrinks with cols so that a group's rows stay near (L1, then L2) between the passes;
-   two rows up to 4096 columns share each vector's partials loads and stores. The partial
-   cases (a NULL operand: frozen gamma, no dx) take single rows: one copy of the loops
-   instead of three, for calls that are rare in training. */
+   two rows up to LN_BWD_R2_COLS share each vector's partials loads and stores. Above 4096
+   columns the partials (8 bytes a column) are L2 traffic that one row alone pays in full:
+   pairs ran 1.12-1.24x faster at 8192-32768 columns (Zen 4, AVX2 and AVX-512), while
+   four-row groups at 768-2048 ran slower than pairs. The partial cases (a NULL operand:
+   frozen gamma, no dx) take single rows: one copy of the loops instead of three, for
+   calls that are rare in training. */
+#define LN_BWD_R2_COLS 32768
 LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
                              float *dg, float *db, int full, int rms, int acc)
 {
@@ -283,7 +287,7 @@ LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t
     size_t r = r0;
     if (full && p->n <= LN_SMALL_COLS)
         r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, 0);
-    else if (full && p->n <= 4096)
+    else if (full && p->n <= LN_BWD_R2_COLS)
         r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc, 0);
     backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, 0);
 }
