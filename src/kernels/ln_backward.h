@@ -51,11 +51,12 @@ LN_INLINE void bwd_reduce_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigne
  *   dx = rstd g + kb xhat + kc,      kb = -rstd mean(g xhat), kc = -rstd mean(g)
  * (RMSNorm: delta = 0, no mean(g) term). Returns 0 when a sum or constant is not finite.
  */
-LN_INLINE int bwd_constants(ln_bwd_rows *w, unsigned i, float rstd, double inv_n)
+LN_INLINE int bwd_constants(ln_bwd_rows *w, unsigned i, float rstd, double inv_n, float sum_g,
+                            float sum_d, float sum_x)
 {
     const double r = rstd;
-    const double sg = w->rms ? 0.0 : (double)hsum(v_add(w->sg[i][0], w->sg[i][1]));
-    double d = w->rms ? 0.0 : (double)hsum(v_add(w->sd[i][0], w->sd[i][1])) * inv_n;
+    const double sg = w->rms ? 0.0 : (double)sum_g;
+    double d = w->rms ? 0.0 : (double)sum_d * inv_n;
     /* A NaN or Inf in x spoils only its own column of dgamma (each xhat is its own x's):
        no correction for such a row. A sum that overflowed on finite values fails the row
        below, and the caller rescues it. */
@@ -64,7 +65,7 @@ LN_INLINE int bwd_constants(ln_bwd_rows *w, unsigned i, float rstd, double inv_n
         d = 0.0;
     double kb = 0.0, kc = 0.0;
     if (w->hdx) {
-        const double sx = (double)hsum(v_add(w->sx[i][0], w->sx[i][1]));
+        const double sx = (double)sum_x;
         kb = -r * r * (sx - d * sg) * inv_n;
         kc = -r * sg * inv_n;
     }
@@ -238,10 +239,21 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
         if (c < n)
             bwd_reduce_vec(&w, c, 1, tm, 1, R);
     }
+    /* Pass A's sums per row: sum(g), sum(x - m), sum(g (x - m)) (unused ones are 0). */
+    float sums[3][LN_RMAX];
+    V hv[3][LN_RMAX];
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < R; i++) {
+        hv[0][i] = v_add(w.sg[i][0], w.sg[i][1]);
+        hv[1][i] = v_add(w.sd[i][0], w.sd[i][1]);
+        hv[2][i] = v_add(w.sx[i][0], w.sx[i][1]);
+    }
+    for (unsigned k = 0; k < 3; k++)
+        hsum_rows(hv[k], R, sums[k]);
     int rescue = 0;
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++)
-        if (!bwd_constants(&w, i, a->rstd[r + i], inv_n))
+        if (!bwd_constants(&w, i, a->rstd[r + i], inv_n, sums[0][i], sums[1][i], sums[2][i]))
             rescue |= bwd_row_finite(a, r + i, rms);
     if (rescue)
         return 0;

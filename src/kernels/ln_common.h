@@ -127,4 +127,30 @@ LN_INLINE float hsum(V v)
     return v_lane0(v);
 }
 
+/* hsum of R vectors into out[0..R-1]. Four at once are packed as the forward's lane tree
+   packs them (two vectors' halves, then four quarters, v_cat / v_quad): every lane meets
+   the partner hsum's fold gives it, in the same order, so the sums are bit for bit
+   hsum's, in 2 + 1 + (log2 W - 2) additions instead of 4 log2 W. */
+LN_INLINE void hsum_rows(const V *v, unsigned R, float *out)
+{
+#ifdef LN_TREE4_POS
+    if (R == 4) {
+        const V a = v_add(v_cat_lo(v[0], v[1]), v_cat_hi(v[0], v[1]));
+        const V b = v_add(v_cat_lo(v[2], v[3]), v_cat_hi(v[2], v[3]));
+        V s = v_add(v_quad_lo(a, b), v_quad_hi(a, b));
+#pragma GCC unroll 4
+        for (unsigned lv = 2; lv < LN_LOG2W; lv++)
+            s = v_add(s, v_fold(s, lv));
+        float buf[LN_W];
+        v_store(buf, s);
+        for (unsigned r = 0; r < 4; r++)
+            out[r] = buf[LN_TREE4_POS(r)];
+        return;
+    }
+#endif
+#pragma GCC unroll 4
+    for (unsigned r = 0; r < R; r++)
+        out[r] = hsum(v[r]);
+}
+
 #endif /* LN_KERNELS_COMMON_H */

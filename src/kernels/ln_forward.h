@@ -426,9 +426,15 @@ LN_INLINE void row_ms(const ln_plan *p, const ln_src *src, unsigned R, unsigned 
 #pragma GCC unroll 4
             for (unsigned r = 0; r < R; r++)
                 q[r][j] = v_add(q[r][j], q[r][j + st]);
+    V q0[LN_RMAX];
+    float sums[LN_RMAX];
+#pragma GCC unroll 4
+    for (unsigned r = 0; r < R; r++)
+        q0[r] = q[r][0];
+    hsum_rows(q0, R, sums);
 #pragma GCC unroll 4
     for (unsigned r = 0; r < R; r++) {
-        const float ss = hsum(q[r][0]);
+        const float ss = sums[r];
         mean[r] = dmean[r] = 0.0f;
         rstd[r] = 1.0f / sqrtf(ss / (float)p->n + eps);
         /* |x| above ~1e19/sqrt(n) overflows the squares, below ~1e-15 they underflow. */
