@@ -76,6 +76,19 @@ static void plan_init(ln_plan *p, size_t n, unsigned k)
         p->tail_f2[l] = l < p->t ? tf2 : 0.0f;
     }
     ln_plan_lanes(p->nv, p->t, LN_W, &p->lane_f1[0][0], &p->lane_f2[0][0], LN_W);
+#ifdef LN_TREE4_POS
+    /* The four-row tree (kernels/ln_forward.h) loads these packed as it packs the rows:
+       level 0's coefficients repeat every W/2 lanes, later levels' every W/4. The lanes
+       filled here were zeros, partners of lanes whose results the one-row tree discards,
+       so its results do not change. */
+    for (unsigned lv = 0; lv < LN_LOG2W; lv++) {
+        const unsigned per = lv == 0 ? LN_W / 2 : LN_W / 4;
+        for (unsigned l = per; l < LN_W; l++) {
+            p->lane_f1[lv][l] = p->lane_f1[lv][l - per];
+            p->lane_f2[lv][l] = p->lane_f2[lv][l - per];
+        }
+    }
+#endif
 }
 
 #ifdef LN_ELEM_F32
@@ -127,6 +140,18 @@ LN_INLINE float hsum(V v)
     return v_lane0(v);
 }
 
+#ifdef LN_TREE4_POS
+/* Four rows' results from a vector packed by v_cat / v_quad: row r's is lane
+   LN_TREE4_POS(r). */
+LN_INLINE void lanes4(V v, float *out)
+{
+    float buf[LN_W];
+    v_store(buf, v);
+    for (unsigned r = 0; r < 4; r++)
+        out[r] = buf[LN_TREE4_POS(r)];
+}
+#endif
+
 /* hsum of R vectors into out[0..R-1]. Four at once are packed as the forward's lane tree
    packs them (two vectors' halves, then four quarters, v_cat / v_quad): every lane meets
    the partner hsum's fold gives it, in the same order, so the sums are bit for bit
@@ -141,10 +166,7 @@ LN_INLINE void hsum_rows(const V *v, unsigned R, float *out)
 #pragma GCC unroll 4
         for (unsigned lv = 2; lv < LN_LOG2W; lv++)
             s = v_add(s, v_fold(s, lv));
-        float buf[LN_W];
-        v_store(buf, s);
-        for (unsigned r = 0; r < 4; r++)
-            out[r] = buf[LN_TREE4_POS(r)];
+        lanes4(s, out);
         return;
     }
 #endif

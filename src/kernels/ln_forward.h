@@ -54,13 +54,21 @@ LN_INLINE void tree_merge(V *s, V *m, V *q, V sb, V mb, V qb, V f1, V f2)
     ln_recenter(s, m);
 }
 
+/* The horizontal tree's coefficients at level lv: per lane with a tail (the plan's, packed
+   for the four-row tree as well), else equal counts. */
+LN_INLINE void lane_coefs(const ln_plan *p, unsigned lv, V *f1, V *f2)
+{
+    *f1 = p->t ? v_load(p->lane_f1[lv]) : v_set1(0.5f);
+    *f2 = p->t ? v_load(p->lane_f2[lv]) : v_set1(p->lane_u[lv]);
+}
+
 #ifdef LN_TREE4_POS
 /*
  * The horizontal tree of four rows at once, with their lanes packed side by side: level 0
  * merges two rows' halves in one vector (v_cat_lo/hi), level 1 four rows' quarters
  * (v_quad_lo/hi), later levels fold within each row's quarter. Every lane meets the same
- * partner with the same coefficients as in the one-row tree (the per-lane tail constants
- * go through the same packing), so the results are bit for bit those of that tree, in 2 +
+ * partner with the same coefficients as in the one-row tree (plan_init lays the per-lane
+ * tail coefficients out packed), so the results are bit for bit those of that tree, in 2 +
  * 1 + (log2 W - 2) merges instead of 4 log2 W. The tree is still ~a quarter of a 64-column
  * row's time (without it the forward ran 1.39x faster): its cost is the chain of
  * dependent merges, whose depth the packing does not change; it gained 1.02-1.06x.
@@ -68,9 +76,8 @@ LN_INLINE void tree_merge(V *s, V *m, V *q, V sb, V mb, V qb, V f1, V f2)
 LN_INLINE void lane_tree4(const ln_plan *p, const V s0[4], const V m0[4], const V q0[4],
                           float *sl, float *ml, float *ql)
 {
-    V s[2], m[2], q[2];
-    V f1 = p->t ? v_cat_lo(v_load(p->lane_f1[0]), v_load(p->lane_f1[0])) : v_set1(0.5f);
-    V f2 = p->t ? v_cat_lo(v_load(p->lane_f2[0]), v_load(p->lane_f2[0])) : v_set1(p->lane_u[0]);
+    V s[2], m[2], q[2], f1, f2;
+    lane_coefs(p, 0, &f1, &f2);
     for (unsigned h = 0; h < 2; h++) {
         const unsigned a = 2 * h, b = a + 1;
         s[h] = v_cat_lo(s0[a], s0[b]);
@@ -82,30 +89,16 @@ LN_INLINE void lane_tree4(const ln_plan *p, const V s0[4], const V m0[4], const 
     V S = v_quad_lo(s[0], s[1]), M = v_quad_lo(m[0], m[1]), Q = v_quad_lo(q[0], q[1]);
 #pragma GCC unroll 4
     for (unsigned lv = 1; lv < LN_LOG2W; lv++) {
-        if (p->t) {
-            const V g1 = v_cat_lo(v_load(p->lane_f1[lv]), v_load(p->lane_f1[lv]));
-            const V g2 = v_cat_lo(v_load(p->lane_f2[lv]), v_load(p->lane_f2[lv]));
-            f1 = v_quad_lo(g1, g1);
-            f2 = v_quad_lo(g2, g2);
-        } else {
-            f1 = v_set1(0.5f);
-            f2 = v_set1(p->lane_u[lv]);
-        }
+        lane_coefs(p, lv, &f1, &f2);
         if (lv == 1)
             tree_merge(&S, &M, &Q, v_quad_hi(s[0], s[1]), v_quad_hi(m[0], m[1]),
                        v_quad_hi(q[0], q[1]), f1, f2);
         else
             tree_merge(&S, &M, &Q, v_fold(S, lv), v_fold(M, lv), v_fold(Q, lv), f1, f2);
     }
-    float bs[LN_W], bm[LN_W], bq[LN_W];
-    v_store(bs, S);
-    v_store(bm, M);
-    v_store(bq, Q);
-    for (unsigned r = 0; r < 4; r++) {
-        sl[r] = bs[LN_TREE4_POS(r)];
-        ml[r] = bm[LN_TREE4_POS(r)];
-        ql[r] = bq[LN_TREE4_POS(r)];
-    }
+    lanes4(S, sl);
+    lanes4(M, ml);
+    lanes4(Q, ql);
 }
 #endif
 
@@ -337,8 +330,8 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
     {
 #pragma GCC unroll 4
         for (unsigned lv = 0; lv < LN_LOG2W; lv++) {
-            const V f1 = p->t ? v_load(p->lane_f1[lv]) : v_set1(0.5f);
-            const V f2 = p->t ? v_load(p->lane_f2[lv]) : v_set1(p->lane_u[lv]);
+            V f1, f2;
+            lane_coefs(p, lv, &f1, &f2);
 #pragma GCC unroll 4
             for (unsigned r = 0; r < R; r++)
                 tree_merge(&s[r][0], &m[r][0], &q[r][0], v_fold(s[r][0], lv),
