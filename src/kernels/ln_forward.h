@@ -448,27 +448,28 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
                            int ctr, int nt)
 {
     const V mv = v_set1(c.mean), dv = v_set1(c.dmean), rs = v_set1(c.rstd);
-    const VM tm = p->tmask;
+    VM tm = p->tmask;
     const size_t n = p->n;
     size_t i = 0;
 #ifdef LN_ELEM_F32
-    /* args.nt: streaming stores from the first LN_VALIGN boundary of y on; the head before
-       it and the tail after the last full vector go out masked, with normal stores. The
-       values are those of the loop below, element by element. */
+    /* The apply is elementwise, so where a vector starts changes no value: a row whose y
+       is not LN_VALIGN-aligned (cols not a multiple of the vector, or a strided view) goes
+       out from y's first boundary on, the head before it masked, and no store splits a
+       cache line. x shares y's misalignment when the strides do; only gamma and beta,
+       L1-resident, then load unaligned. args.nt: streaming stores, which need it anyway. */
     const uintptr_t mis = (uintptr_t)y % LN_VALIGN;
     const size_t head = (LN_VALIGN - mis) % LN_VALIGN / sizeof(float);
-    if (nt && mis % sizeof(float) == 0 && head + LN_W <= n) {
-        if (head)
-            v_storem(y, v_tailmask((unsigned)head),
-                     apply_one(x, r2, g, b, 0, v_tailmask((unsigned)head), 1, mv, dv, rs, hg,
-                               hb, two, ctr));
-        for (i = head; i + LN_W <= n; i += LN_W)
-            v_stream(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
-        if (i < n) {
-            const VM em = v_tailmask((unsigned)(n - i));
-            v_storem(y + i, em, apply_one(x, r2, g, b, i, em, 1, mv, dv, rs, hg, hb, two, ctr));
+    if (mis % sizeof(float) == 0 && head + LN_W <= n) {
+        if (head) {
+            const VM hm = v_tailmask((unsigned)head);
+            v_storem(y, hm, apply_one(x, r2, g, b, 0, hm, 1, mv, dv, rs, hg, hb, two, ctr));
+            tm = v_tailmask((unsigned)((n - head) % LN_W));
+            i = head;
         }
-        return;
+        if (nt) {
+            for (; i + LN_W <= n; i += LN_W)
+                v_stream(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
+        }
     }
 #else
     (void)nt;
