@@ -438,9 +438,11 @@ LN_INLINE void row_ms(const ln_plan *p, const ln_src *src, unsigned R, unsigned 
     }
 }
 
-/* What the apply pass of one row needs: the center (mean + dmean) and rstd. */
+/* What the apply pass of one row needs: the center (mean + dmean) and rstd; and pf, a
+   row the next statistics pass reads (or NULL), prefetched meanwhile. */
 typedef struct ln_rowc {
     float mean, dmean, rstd;
+    const LN_ELEM *pf;
 } ln_rowc;
 
 LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, const float *g,
@@ -467,14 +469,17 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
             i = head;
         }
         if (nt) {
-            for (; i + LN_W <= n; i += LN_W)
+            for (; i + LN_W <= n; i += LN_W) {
+                ln_prefetch(c.pf, i, 1);
                 v_stream(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
+            }
         }
     }
 #else
     (void)nt;
 #endif
     for (; i + 4 * LN_W <= n; i += 4 * LN_W) {
+        ln_prefetch(c.pf, i, 4);
         const V y0 = apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr);
         const V y1 = apply_one(x, r2, g, b, i + LN_W, tm, 0, mv, dv, rs, hg, hb, two, ctr);
         const V y2 = apply_one(x, r2, g, b, i + 2 * LN_W, tm, 0, mv, dv, rs, hg, hb, two, ctr);
@@ -531,9 +536,10 @@ LN_INLINE void apply_row(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, 
         apply_row_rms(p, x, r2, g, b, y, c, nt);
 }
 
-/* mode: bit 0 RMSNorm, bit 1 residual (constants per instantiation). */
-LN_INLINE void forward_group(const ln_body_fwd_args *a, const ln_plan *p, size_t r, unsigned R,
-                             unsigned K, unsigned mode)
+/* Rows r .. r + R - 1 of those before r1; each apply pass prefetches the row `ahead` rows
+   on (0: none). mode: bit 0 RMSNorm, bit 1 residual (constants per instantiation). */
+LN_INLINE void forward_group(const ln_body_fwd_args *a, const ln_plan *p, size_t r, size_t r1,
+                             size_t ahead, unsigned R, unsigned K, unsigned mode)
 {
     const int rms = mode & 1, resid = (mode & 2) != 0;
     const size_t ld = a->ldx;
@@ -548,7 +554,8 @@ LN_INLINE void forward_group(const ln_body_fwd_args *a, const ln_plan *p, size_t
         /* The apply pass reads s back from sum when stored, else recomputes x + residual. */
         const LN_ELEM *v1 = src.sum ? src.sum + i * ld : src.x + i * ld;
         const LN_ELEM *v2 = resid && !src.sum ? src.res + i * ld : NULL;
-        const ln_rowc c = {mean[i], dmean[i], rstd[i]};
+        const size_t nx = r + ahead + i;
+        const ln_rowc c = {mean[i], dmean[i], rstd[i], ahead && nx < r1 ? a->x + nx * ld : NULL};
         apply_row(p, v1, v2, a->gamma, a->beta, a->y + (r + i) * a->ldy, c, !rms, LN_NT(a));
         if (a->mean)
             a->mean[r + i] = mean[i];
@@ -569,14 +576,16 @@ LN_INLINE void forward_rows(const ln_body_fwd_args *a, const ln_plan *p, size_t 
                             unsigned mode)
 {
     size_t r = r0;
+    const size_t ahead = LN_NT(a) ? ln_prefetch_rows(p->n, 1) : 0;
     if (p->n <= fwd_small_cols(mode)) {
+        const size_t ag = LN_NT(a) ? ln_prefetch_rows(p->n, LN_RFWD) : 0;
         for (; r + LN_RFWD <= r1; r += LN_RFWD)
-            forward_group(a, p, r, LN_RFWD, LN_KSMALL, mode);
+            forward_group(a, p, r, r1, ag, LN_RFWD, LN_KSMALL, mode);
         for (; r < r1; r++)
-            forward_group(a, p, r, 1, LN_KSMALL, mode);
+            forward_group(a, p, r, r1, ahead, 1, LN_KSMALL, mode);
     } else {
         for (; r < r1; r++)
-            forward_group(a, p, r, 1, LN_KBIG, mode);
+            forward_group(a, p, r, r1, ahead, 1, LN_KBIG, mode);
     }
 }
 
@@ -606,7 +615,7 @@ LN_INLINE size_t forward_pipelined(const ln_body_fwd_args *a, const ln_plan *p, 
         }
         if (r1 - r < 2 * R) {
             for (unsigned i = 0; i < R; i++) {
-                const ln_rowc c = {mean[i], dmean[i], rstd[i]};
+                const ln_rowc c = {mean[i], dmean[i], rstd[i], NULL};
                 apply_row(p, fz.x[i], NULL, fz.g, fz.b, fz.y[i], c, 1, 0);
             }
             return r + R;
