@@ -125,8 +125,9 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
 }
 
 /* Kernels get args.nt set when the outputs are at least ln_nt_bytes: a copy of the
-   arguments, so small calls pay one compare. Only the f32 calls: no bf16 kernel streams
-   (its stores are packed halves). */
+   arguments, so small calls pay one compare. The f32 kernels then stream their outputs;
+   no bf16 kernel streams (its stores are packed halves), but the bf16 forward, like the
+   f32 one, prefetches its cold rows (kernels/ln_common.h). */
 #define WITH_NT(T, a, out_bytes)                                                          \
     T nt_args_;                                                                           \
     if ((out_bytes) >= ln_nt_bytes()) {                                                   \
@@ -160,6 +161,7 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
 
 void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t rows)
 {
+    WITH_NT(ln_bf16_fwd_args, a, rows * a->ldy * sizeof(uint16_t))
     const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_BF16_FWD, rows);
     if (t > 1) {
         const call c = {k, a};

@@ -27,6 +27,7 @@ typedef struct ln_body_fwd_args {
     unsigned flags;
     const uint16_t *residual;
     uint16_t *sum;
+    unsigned nt; /* the outputs exceed the cache: prefetch (bf16 rows are never streamed) */
 } ln_body_fwd_args;
 
 typedef struct ln_body_bwd_args {

@@ -48,7 +48,7 @@ static void bf16_forward(const ln_bf16_fwd_args *a, size_t r0, size_t r1)
     }
 #endif
     const ln_body_fwd_args b = {a->x,    a->ldx,  a->gamma, a->beta, a->y, a->ldy, a->mean,
-                                a->rstd, a->cols, a->eps,   0u,      NULL, NULL};
+                                a->rstd, a->cols, a->eps,   0u,      NULL, NULL, a->nt};
     forward_kernel(&b, r0, r1);
 }
 

@@ -18,6 +18,8 @@ LN_INLINE void welford_step(V *m, V *q, V xs, V rc)
 #else
 #define LN_NT(a) 0u
 #endif
+/* The call's outputs exceed the cache (kernels/ln_common.h: ln_prefetch), any rows. */
+#define LN_COLD(a) ((a)->nt)
 
 /* Chan's merge of lane statistics kept as shift + mean (the lane's mean is sa + ma): the
    means' difference d = (sb - sa) + (mb - ma) is formed from the small parts, so it
@@ -576,9 +578,9 @@ LN_INLINE void forward_rows(const ln_body_fwd_args *a, const ln_plan *p, size_t 
                             unsigned mode)
 {
     size_t r = r0;
-    const size_t ahead = LN_NT(a) ? ln_prefetch_rows(p->n, 1) : 0;
+    const size_t ahead = LN_COLD(a) ? ln_prefetch_rows(p->n, 1) : 0;
     if (p->n <= fwd_small_cols(mode)) {
-        const size_t ag = LN_NT(a) ? ln_prefetch_rows(p->n, LN_RFWD) : 0;
+        const size_t ag = LN_COLD(a) ? ln_prefetch_rows(p->n, LN_RFWD) : 0;
         for (; r + LN_RFWD <= r1; r += LN_RFWD)
             forward_group(a, p, r, r1, ag, LN_RFWD, LN_KSMALL, mode);
         for (; r < r1; r++)
