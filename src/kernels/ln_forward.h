@@ -458,23 +458,26 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
 #ifdef LN_ELEM_F32
     /* The apply is elementwise, so where a vector starts changes no value: a row whose y
        is not LN_VALIGN-aligned (cols not a multiple of the vector, or a strided view) goes
-       out from y's first boundary on, the head before it masked, and no store splits a
-       cache line. x shares y's misalignment when the strides do; only gamma and beta,
-       L1-resident, then load unaligned. args.nt: streaming stores, which need it anyway. */
+       out from y's first boundary on, the head before it masked. With line-wide vectors
+       every unaligned store splits a cache line, and this gained 1.09x at 1601 columns,
+       1.11x at 1025 (AVX-512); with narrower ones every other store splits and the test
+       per row cost more than it gained (AVX2, 0.97x at 64-256 columns), so there only
+       args.nt peels: streaming stores need the alignment. x shares y's misalignment
+       when the strides do; only gamma and beta, L1-resident, then load unaligned. */
     const uintptr_t mis = (uintptr_t)y % LN_VALIGN;
-    const size_t head = (LN_VALIGN - mis) % LN_VALIGN / sizeof(float);
-    if (mis % sizeof(float) == 0 && head + LN_W <= n) {
-        if (head) {
-            const VM hm = v_tailmask((unsigned)head);
-            v_storem(y, hm, apply_one(x, r2, g, b, 0, hm, 1, mv, dv, rs, hg, hb, two, ctr));
-            tm = v_tailmask((unsigned)((n - head) % LN_W));
-            i = head;
-        }
-        if (nt) {
-            for (; i + LN_W <= n; i += LN_W) {
-                ln_prefetch(c.pf, i, 1);
-                v_stream(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
-            }
+    const int peel = nt || LN_W * sizeof(float) >= 64;
+    if (peel && __builtin_expect(mis != 0, 0) && mis % sizeof(float) == 0 &&
+        (LN_VALIGN - mis) / sizeof(float) + LN_W <= n) {
+        const size_t head = (LN_VALIGN - mis) / sizeof(float);
+        const VM hm = v_tailmask((unsigned)head);
+        v_storem(y, hm, apply_one(x, r2, g, b, 0, hm, 1, mv, dv, rs, hg, hb, two, ctr));
+        tm = v_tailmask((unsigned)((n - head) % LN_W));
+        i = head;
+    }
+    if (nt && (uintptr_t)(y + i) % LN_VALIGN == 0) {
+        for (; i + LN_W <= n; i += LN_W) {
+            ln_prefetch(c.pf, i, 1);
+            v_stream(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
         }
     }
 #else
