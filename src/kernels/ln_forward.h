@@ -459,11 +459,13 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
     /* The apply is elementwise, so where a vector starts changes no value: a row whose y
        is not LN_VALIGN-aligned (cols not a multiple of the vector, or a strided view) goes
        out from y's first boundary on, the head before it masked. With line-wide vectors
-       every unaligned store splits a cache line, and this gained 1.09x at 1601 columns,
-       1.11x at 1025 (AVX-512); with narrower ones every other store splits and the test
-       per row cost more than it gained (AVX2, 0.97x at 64-256 columns), so there only
-       args.nt peels: streaming stores need the alignment. x shares y's misalignment
-       when the strides do; only gamma and beta, L1-resident, then load unaligned. */
+       every unaligned store splits a cache line: a C driver (64 KiB floats, rows of 1601
+       and 1025 columns) ran 1.09x faster on AVX-512, though the bench harness, whose
+       buffers are page-aligned, measured 0.93-0.97x at 1601 against its 1600 (noise
+       there: 0.75-1.03). With narrower vectors every other store splits and the test per
+       row cost more than it gained (AVX2, 0.97x at 64-256 columns), so there only args.nt
+       peels: streaming stores need the alignment. x shares y's misalignment when the
+       strides do; only gamma and beta, L1-resident, then load unaligned. */
     const uintptr_t mis = (uintptr_t)y % LN_VALIGN;
     const int peel = nt || LN_W * sizeof(float) >= 64;
     if (peel && __builtin_expect(mis != 0, 0) && mis % sizeof(float) == 0 &&
