@@ -413,6 +413,31 @@ static void in_place_and_repeatable(void **state)
     }
 }
 
+/* args.nt (the runner's mark for outputs beyond the cache) makes the forward prefetch the
+   rows ahead and nothing else: y, mean and rstd keep the bits of nt = 0. 40 rows, so
+   that rows of 64 columns and more have rows within reach (4 KiB ahead) to prefetch. */
+static void cold_same_bits(void **state)
+{
+    (void)state;
+    tu_rng rng = {23};
+    for (size_t c = 0; c < g_ncols; c++) {
+        const size_t n = k_cols[c], rows = 40, nn = rows * n;
+        uint16_t *x = malloc(nn * 2), *y0 = malloc(nn * 2), *y1 = malloc(nn * 2);
+        float *g = malloc(n * 4), *b = malloc(n * 4), m[2][40], rs[2][40];
+        fill_bf16(&rng, x, nn, 3, 2);
+        tu_fill_normal(&rng, g, n, 0, 1);
+        tu_fill_normal(&rng, b, n, 0, 1);
+        const ln_bf16_fwd_args a0 = {x, n, g, b, y0, n, m[0], rs[0], n, 1e-5f, 0};
+        const ln_bf16_fwd_args a1 = {x, n, g, b, y1, n, m[1], rs[1], n, 1e-5f, 1};
+        g_k->bf16_forward(&a0, 0, rows);
+        g_k->bf16_forward(&a1, 0, rows);
+        assert_memory_equal(y0, y1, nn * 2);
+        assert_memory_equal(m[0], m[1], sizeof m[0]);
+        assert_memory_equal(rs[0], rs[1], sizeof rs[0]);
+        free(x), free(y0), free(y1), free(g), free(b);
+    }
+}
+
 /* The record of the same ISA that rounds with integer shifts, for a record using the
    ISA's BF16 conversion instruction; NULL for any other record. */
 static const ln_kernels *shift_sibling(const ln_kernels *k)
@@ -551,6 +576,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(float_nan_payloads),
         cmocka_unit_test(backward_matches_oracle),
         cmocka_unit_test(in_place_and_repeatable),
+        cmocka_unit_test(cold_same_bits),
         cmocka_unit_test(native_matches_shift),
         cmocka_unit_test(cpu_extension_consistent),
     };
