@@ -127,7 +127,8 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
 /* Kernels get args.nt set when the outputs are at least ln_nt_bytes: a copy of the
    arguments, so small calls pay one compare. The f32 kernels then stream their outputs;
    no bf16 kernel streams (its stores are packed halves), but the bf16 forward, like the
-   f32 one, prefetches its cold rows (kernels/ln_common.h). */
+   f32 one, prefetches its cold rows, and a backward whose dx is not streamed (bf16, or
+   ACCUMULATE) prefetches dx (kernels/ln_common.h). */
 #define WITH_NT(T, a, out_bytes)                                                          \
     T nt_args_;                                                                           \
     if ((out_bytes) >= ln_nt_bytes()) {                                                   \
@@ -174,6 +175,7 @@ void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t 
 int ln_bf16_backward_run(const ln_kernels *k, const ln_bf16_bwd_args *a, size_t rows,
                          float *dgamma, float *dbeta)
 {
+    WITH_NT(ln_bf16_bwd_args, a, a->dx ? rows * a->lddx * sizeof(uint16_t) : 0)
     const call c = {k, a};
     return run_blocks(bf16_block, &c, rows, a->cols, 0, dgamma, dbeta, LN_THREAD_MIN_BF16_BWD);
 }

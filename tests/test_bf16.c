@@ -414,8 +414,9 @@ static void in_place_and_repeatable(void **state)
 }
 
 /* args.nt (the runner's mark for outputs beyond the cache) makes the forward prefetch the
-   rows ahead and nothing else: y, mean and rstd keep the bits of nt = 0. 40 rows, so
-   that rows of 64 columns and more have rows within reach (4 KiB ahead) to prefetch. */
+   rows ahead and the backward prefetch dx, and nothing else: y, mean, rstd, dx and the
+   partials keep the bits of nt = 0. 40 rows, so that rows of 64 columns and more have
+   rows within reach (4 KiB ahead) to prefetch. */
 static void cold_same_bits(void **state)
 {
     (void)state;
@@ -434,7 +435,16 @@ static void cold_same_bits(void **state)
         assert_memory_equal(y0, y1, nn * 2);
         assert_memory_equal(m[0], m[1], sizeof m[0]);
         assert_memory_equal(rs[0], rs[1], sizeof rs[0]);
-        free(x), free(y0), free(y1), free(g), free(b);
+        /* The backward of the same rows, y0 as dy, dx into y1 and then a fresh buffer. */
+        uint16_t *dx1 = malloc(nn * 2);
+        float *pg = malloc(4 * n * 4);
+        const ln_bf16_bwd_args b0 = {y0, n, x, n, g, m[0], rs[0], y1, n, n, 0};
+        const ln_bf16_bwd_args b1 = {y0, n, x, n, g, m[0], rs[0], dx1, n, n, 1};
+        g_k->bf16_backward(&b0, 0, rows, pg, pg + n);
+        g_k->bf16_backward(&b1, 0, rows, pg + 2 * n, pg + 3 * n);
+        assert_memory_equal(y1, dx1, nn * 2);
+        assert_memory_equal(pg, pg + 2 * n, 2 * n * 4);
+        free(pg), free(dx1), free(x), free(y0), free(y1), free(g), free(b);
     }
 }
 

@@ -40,6 +40,7 @@ typedef struct ln_body_bwd_args {
     size_t lddx;
     size_t cols;
     unsigned flags;
+    unsigned nt; /* the outputs exceed the cache: prefetch dx (bf16 rows are never streamed) */
 } ln_body_bwd_args;
 
 static inline float e_get(const uint16_t *p) { return ln_bf16_to_f32(*p); }

@@ -13,6 +13,7 @@ typedef struct ln_bwd_rows {
     float *dg, *db;
     int hg, hdg, hdb, hdx; /* which operands exist: constants in the `full` instantiations */
     int rms, acc;          /* LN_FLAG_RMS_NORM, LN_FLAG_ACCUMULATE: constants too */
+    int pfdx;              /* a cold call's dx not streamed: pass A prefetches it */
     V mv[LN_RMAX];                                        /* the saved (float) mean */
     V sg[LN_RMAX][2], sx[LN_RMAX][2], sd[LN_RMAX][2];     /* sum g, g (x - mean), x - mean */
     V rs[LN_RMAX], kd[LN_RMAX], kb[LN_RMAX], kc[LN_RMAX]; /* see bwd_constants */
@@ -215,6 +216,7 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     w.hdx = full || a->dx;
     w.rms = rms;
     w.acc = acc;
+    w.pfdx = w.hdx && LN_COLD(a) && !stream;
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++) {
         w.x[i] = a->x + (r + i) * a->ldx;
@@ -229,6 +231,10 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     if (w.hdx || !rms) {
         size_t c = 0;
         for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
+            if (w.pfdx)
+#pragma GCC unroll 4
+                for (unsigned i = 0; i < R; i++)
+                    ln_prefetchw(w.dx[i], c, 2);
             bwd_reduce_vec(&w, c, 0, tm, 0, R);
             bwd_reduce_vec(&w, c + LN_W, 0, tm, 1, R);
         }

@@ -18,8 +18,6 @@ LN_INLINE void welford_step(V *m, V *q, V xs, V rc)
 #else
 #define LN_NT(a) 0u
 #endif
-/* The call's outputs exceed the cache (kernels/ln_common.h: ln_prefetch), any rows. */
-#define LN_COLD(a) ((a)->nt)
 
 /* Chan's merge of lane statistics kept as shift + mean (the lane's mean is sa + ma): the
    means' difference d = (sb - sa) + (mb - ma) is formed from the small parts, so it
