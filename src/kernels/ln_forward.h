@@ -127,6 +127,15 @@ LN_INLINE V src_vec(const ln_src *s, size_t off, int tail, VM tm, int resid)
 /* y = ((v - mean) - dmean) * (rstd * gamma) + beta, centered on the mean's float value
    and its remainder (row_stats): a constant row gives 0 * s + beta. RMSNorm (ctr = 0)
    takes v itself. v is x[i], or x[i] + r2[i] when `two` (the residual not stored). */
+LN_INLINE V apply_v(V v, V gv, V bv, V mv, V dv, V rs, int hg, int hb, int ctr)
+{
+    const V c = ctr ? v_sub(v_sub(v, mv), dv) : v;
+    const V sc = hg ? v_mul(rs, gv) : rs;
+    if (hb)
+        return v_fma(c, sc, bv);
+    return v_mul(c, sc);
+}
+
 LN_INLINE V apply_one(const LN_ELEM *x, const LN_ELEM *r2, const float *g, const float *b,
                       size_t i, VM tm, int tail, V mv, V dv, V rs, int hg, int hb, int two,
                       int ctr)
@@ -134,11 +143,9 @@ LN_INLINE V apply_one(const LN_ELEM *x, const LN_ELEM *r2, const float *g, const
     V v = eload_t(x + i, tail, tm);
     if (two)
         v = v_add(v, eload_t(r2 + i, tail, tm));
-    const V c = ctr ? v_sub(v_sub(v, mv), dv) : v;
-    const V sc = hg ? v_mul(rs, load_t(g + i, tail, tm)) : rs;
-    if (hb)
-        return v_fma(c, sc, load_t(b + i, tail, tm));
-    return v_mul(c, sc);
+    const V gv = hg ? load_t(g + i, tail, tm) : v_zero();
+    const V bv = hb ? load_t(b + i, tail, tm) : v_zero();
+    return apply_v(v, gv, bv, mv, dv, rs, hg, hb, ctr);
 }
 
 
@@ -541,6 +548,109 @@ LN_INLINE void apply_row(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, 
         apply_row_rms(p, x, r2, g, b, y, c, nt);
 }
 
+/*
+ * The apply pass of a group of R rows with gamma and beta, column by column: each vector
+ * of gamma and beta is loaded once for the R rows. On warm rows the pass is bound by
+ * loads (x, gamma and beta per row and vector, beside the statistics' x): a build without
+ * beta's loads ran 1.11-1.26x faster at 256-4096 columns (AVX-512, hot). Every element
+ * gets apply_one's operations, so the bits are those of the row-by-row pass. The rows' y
+ * share one misalignment (group_apply_ok), so one head peels them all (line-wide vectors
+ * peel every misaligned row: apply_row_t).
+ */
+#ifdef LN_GROUP_APPLY
+_Static_assert(LN_W * sizeof(float) >= 64, "the grouped apply peels like line-wide vectors");
+LN_INLINE void apply_rows_t(const ln_plan *p, unsigned R, const LN_ELEM *const *x,
+                            const float *g, const float *b, LN_ELEM *const *y, const ln_rowc *c,
+                            int ctr)
+{
+    V mv[LN_RMAX], dv[LN_RMAX], rs[LN_RMAX];
+#pragma GCC unroll 4
+    for (unsigned r = 0; r < R; r++) {
+        mv[r] = v_set1(c[r].mean);
+        dv[r] = v_set1(c[r].dmean);
+        rs[r] = v_set1(c[r].rstd);
+    }
+    VM tm = p->tmask;
+    const size_t n = p->n;
+    size_t i = 0;
+#ifdef LN_ELEM_F32
+    const uintptr_t mis = (uintptr_t)y[0] % LN_VALIGN;
+    if (__builtin_expect(mis != 0, 0) && mis % sizeof(float) == 0 &&
+        (LN_VALIGN - mis) / sizeof(float) + LN_W <= n) {
+        const size_t head = (LN_VALIGN - mis) / sizeof(float);
+        const VM hm = v_tailmask((unsigned)head);
+#pragma GCC unroll 4
+        for (unsigned r = 0; r < R; r++)
+            v_storem(y[r], hm,
+                     apply_one(x[r], NULL, g, b, 0, hm, 1, mv[r], dv[r], rs[r], 1, 1, 0, ctr));
+        tm = v_tailmask((unsigned)((n - head) % LN_W));
+        i = head;
+    }
+#endif
+    for (; i + 2 * LN_W <= n; i += 2 * LN_W) {
+        const V g0 = v_load(g + i), g1 = v_load(g + i + LN_W);
+        const V b0 = v_load(b + i), b1 = v_load(b + i + LN_W);
+#pragma GCC unroll 4
+        for (unsigned r = 0; r < R; r++) {
+            const V y0 = apply_v(e_load(x[r] + i), g0, b0, mv[r], dv[r], rs[r], 1, 1, ctr);
+            const V y1 = apply_v(e_load(x[r] + i + LN_W), g1, b1, mv[r], dv[r], rs[r], 1, 1, ctr);
+            e_store2(y[r] + i, y0, y1);
+        }
+    }
+    if (i + LN_W <= n) {
+        const V gv = v_load(g + i), bv = v_load(b + i);
+#pragma GCC unroll 4
+        for (unsigned r = 0; r < R; r++)
+            e_store(y[r] + i, apply_v(e_load(x[r] + i), gv, bv, mv[r], dv[r], rs[r], 1, 1, ctr));
+        i += LN_W;
+    }
+    if (i < n)
+#pragma GCC unroll 4
+        for (unsigned r = 0; r < R; r++)
+            e_storem(y[r] + i, tm,
+                     apply_one(x[r], NULL, g, b, i, tm, 1, mv[r], dv[r], rs[r], 1, 1, 0, ctr));
+}
+
+static __attribute__((noinline)) void apply_group_centered(const ln_plan *p,
+                                                           const LN_ELEM *const *x,
+                                                           const float *g, const float *b,
+                                                           LN_ELEM *const *y, const ln_rowc *c)
+{
+    apply_rows_t(p, LN_RFWD, x, g, b, y, c, 1);
+}
+
+static __attribute__((noinline)) void apply_group_rms(const ln_plan *p, const LN_ELEM *const *x,
+                                                      const float *g, const float *b,
+                                                      LN_ELEM *const *y, const ln_rowc *c)
+{
+    apply_rows_t(p, LN_RFWD, x, g, b, y, c, 0);
+}
+
+/* Whether a group's rows of n elements, ld apart, take the grouped apply (apply_rows_t).
+   Warm calls only: at memory speed (args.nt) the loads cost nothing, and four rows
+   streamed and prefetched at once ran 0.77-0.79x at 256-512 columns. The working set is
+   the group's x (read back from L1) and y: R rows of up to LN_GROUP_APPLY_BYTES keep it
+   within half the L1. Longer rows lost (AVX-512, hot, in the bench harness's buffer
+   layout: 1.07 / 1.05 / 1.03 / 1.02x at 64 / 128 / 256 / 512 columns, 1.00x at 768,
+   0.93-0.95x at 1280-1600; another layout gained 1.06-1.13x at 768-1600, so there the
+   layout decides, not the arithmetic). Rows a multiple of 4 KiB apart map to one L1 set
+   at each column, where R rows of x and y and the vectors of gamma and beta need more
+   lines than the set's 8 ways. y's rows must share one offset within an LN_VALIGN line. */
+#define LN_GROUP_APPLY_BYTES 2048
+LN_INLINE int group_apply_ok(size_t n, size_t ldx, size_t ldy, int cold)
+{
+    const size_t bytes = ldy * sizeof(LN_ELEM);
+    if (cold || n * sizeof(LN_ELEM) > LN_GROUP_APPLY_BYTES || bytes % 4096 == 0 ||
+        ldx * sizeof(LN_ELEM) % 4096 == 0)
+        return 0;
+#ifdef LN_ELEM_F32
+    return bytes % LN_VALIGN == 0;
+#else
+    return 1; /* bf16 rows never peel */
+#endif
+}
+#endif /* LN_GROUP_APPLY */
+
 /* Rows r .. r + R - 1 of those before r1; each apply pass prefetches the row `ahead` rows
    on (0: none). mode: bit 0 RMSNorm, bit 1 residual (constants per instantiation). */
 LN_INLINE void forward_group(const ln_body_fwd_args *a, const ln_plan *p, size_t r, size_t r1,
@@ -555,6 +665,28 @@ LN_INLINE void forward_group(const ln_body_fwd_args *a, const ln_plan *p, size_t
         row_ms(p, &src, R, K, resid, a->eps, mean, dmean, rstd);
     else
         row_stats(p, &src, R, K, resid, a->eps, mean, dmean, rstd, NULL);
+#ifdef LN_GROUP_APPLY
+    if (R == LN_RFWD && R > 1 && a->gamma && a->beta && !(resid && !src.sum) &&
+        group_apply_ok(p->n, ld, a->ldy, LN_COLD(a))) {
+        const LN_ELEM *xs[LN_RMAX];
+        LN_ELEM *ys[LN_RMAX];
+        ln_rowc cs[LN_RMAX];
+        for (unsigned i = 0; i < R; i++) {
+            xs[i] = (src.sum ? src.sum : src.x) + i * ld;
+            ys[i] = a->y + (r + i) * a->ldy;
+            cs[i] = (ln_rowc){mean[i], dmean[i], rstd[i], NULL};
+            if (a->mean)
+                a->mean[r + i] = mean[i];
+            if (a->rstd)
+                a->rstd[r + i] = rstd[i];
+        }
+        if (rms)
+            apply_group_rms(p, xs, a->gamma, a->beta, ys, cs);
+        else
+            apply_group_centered(p, xs, a->gamma, a->beta, ys, cs);
+        return;
+    }
+#endif
     for (unsigned i = 0; i < R; i++) {
         /* The apply pass reads s back from sum when stored, else recomputes x + residual. */
         const LN_ELEM *v1 = src.sum ? src.sum + i * ld : src.x + i * ld;
