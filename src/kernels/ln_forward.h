@@ -558,7 +558,6 @@ LN_INLINE void apply_row(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, 
  * peel every misaligned row: apply_row_t).
  */
 #ifdef LN_GROUP_APPLY
-_Static_assert(LN_W * sizeof(float) >= 64, "the grouped apply peels like line-wide vectors");
 LN_INLINE void apply_rows_t(const ln_plan *p, unsigned R, const LN_ELEM *const *x,
                             const float *g, const float *b, LN_ELEM *const *y, const ln_rowc *c,
                             int ctr)
@@ -575,7 +574,7 @@ LN_INLINE void apply_rows_t(const ln_plan *p, unsigned R, const LN_ELEM *const *
     size_t i = 0;
 #ifdef LN_ELEM_F32
     const uintptr_t mis = (uintptr_t)y[0] % LN_VALIGN;
-    if (__builtin_expect(mis != 0, 0) && mis % sizeof(float) == 0 &&
+    if (LN_W * sizeof(float) >= 64 && __builtin_expect(mis != 0, 0) && mis % sizeof(float) == 0 &&
         (LN_VALIGN - mis) / sizeof(float) + LN_W <= n) {
         const size_t head = (LN_VALIGN - mis) / sizeof(float);
         const VM hm = v_tailmask((unsigned)head);
@@ -616,14 +615,14 @@ static __attribute__((noinline)) void apply_group_centered(const ln_plan *p,
                                                            const float *g, const float *b,
                                                            LN_ELEM *const *y, const ln_rowc *c)
 {
-    apply_rows_t(p, LN_RFWD, x, g, b, y, c, 1);
+    apply_rows_t(p, LN_GROUP_APPLY, x, g, b, y, c, 1);
 }
 
 static __attribute__((noinline)) void apply_group_rms(const ln_plan *p, const LN_ELEM *const *x,
                                                       const float *g, const float *b,
                                                       LN_ELEM *const *y, const ln_rowc *c)
 {
-    apply_rows_t(p, LN_RFWD, x, g, b, y, c, 0);
+    apply_rows_t(p, LN_GROUP_APPLY, x, g, b, y, c, 0);
 }
 
 /* Whether a group's rows of n elements, ld apart, take the grouped apply (apply_rows_t).
@@ -644,7 +643,7 @@ LN_INLINE int group_apply_ok(size_t n, size_t ldx, size_t ldy, int cold)
         ldx * sizeof(LN_ELEM) % 4096 == 0)
         return 0;
 #ifdef LN_ELEM_F32
-    return bytes % LN_VALIGN == 0;
+    return LN_W * sizeof(float) < 64 || bytes % LN_VALIGN == 0;
 #else
     return 1; /* bf16 rows never peel */
 #endif
@@ -680,10 +679,12 @@ LN_INLINE void forward_group(const ln_body_fwd_args *a, const ln_plan *p, size_t
             if (a->rstd)
                 a->rstd[r + i] = rstd[i];
         }
-        if (rms)
-            apply_group_rms(p, xs, a->gamma, a->beta, ys, cs);
-        else
-            apply_group_centered(p, xs, a->gamma, a->beta, ys, cs);
+        for (unsigned i = 0; i < R; i += LN_GROUP_APPLY) {
+            if (rms)
+                apply_group_rms(p, xs + i, a->gamma, a->beta, ys + i, cs + i);
+            else
+                apply_group_centered(p, xs + i, a->gamma, a->beta, ys + i, cs + i);
+        }
         return;
     }
 #endif
