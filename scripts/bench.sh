@@ -3,7 +3,7 @@
 # runs it, and turns the JSON into Markdown tables and a plot under out/bench/.
 # Usage: scripts/bench.sh [--full] [--publish] [-DCMAKE_VAR=VALUE ...] [-- ln_bench flags]
 #   (default)   quick sweep, about 2 minutes on 2 cores: every cols hot, 5 cols cold
-#   --full      every cols in both regimes, more repetitions (about 10-15 minutes), and
+#   --full      every cols in both regimes, more repetitions (about 20 minutes), and
 #               PyTorch's bf16 LayerNorm where torch imports (scripts/bench_torch_bf16.py)
 #   --ext       the 1.1 entry points (RMSNorm, fused residual add, strided rows) beside the
 #               plain API at 768, 1600, 4096 and 12288 columns; results in out/bench-ext/
