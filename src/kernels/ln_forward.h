@@ -136,6 +136,8 @@ LN_INLINE V apply_v(V v, V gv, V bv, V mv, V dv, V rs, int hg, int hb, int ctr)
     return v_mul(c, sc);
 }
 
+/* apply_v's operations with each load next to its use: loading gamma and beta up front
+   (through apply_v) ran the cold forward 0.83-0.96x at 256-2048 columns. */
 LN_INLINE V apply_one(const LN_ELEM *x, const LN_ELEM *r2, const float *g, const float *b,
                       size_t i, VM tm, int tail, V mv, V dv, V rs, int hg, int hb, int two,
                       int ctr)
@@ -143,9 +145,11 @@ LN_INLINE V apply_one(const LN_ELEM *x, const LN_ELEM *r2, const float *g, const
     V v = eload_t(x + i, tail, tm);
     if (two)
         v = v_add(v, eload_t(r2 + i, tail, tm));
-    const V gv = hg ? load_t(g + i, tail, tm) : v_zero();
-    const V bv = hb ? load_t(b + i, tail, tm) : v_zero();
-    return apply_v(v, gv, bv, mv, dv, rs, hg, hb, ctr);
+    const V c = ctr ? v_sub(v_sub(v, mv), dv) : v;
+    const V sc = hg ? v_mul(rs, load_t(g + i, tail, tm)) : rs;
+    if (hb)
+        return v_fma(c, sc, load_t(b + i, tail, tm));
+    return v_mul(c, sc);
 }
 
 
