@@ -123,6 +123,9 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
         v_store(p, v);
 }
 
+/* The call's outputs exceed the cache (args.nt, set by the runner), any element type. */
+#define LN_COLD(a) ((a)->nt)
+
 /*
  * Cold rows (calls whose outputs exceed the cache, args.nt): the forward's statistics pass
  * streams a row from memory, but its apply pass reads the row back from L1, and the
@@ -137,8 +140,6 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
  * and 0.66-0.80x). The backward's pass B gained nothing from the same hints (0.73-0.95x
  * at 64-768 columns): its streamed dx keeps the memory busy.
  */
-/* The call's outputs exceed the cache (args.nt, set by the runner), any element type. */
-#define LN_COLD(a) ((a)->nt)
 #define LN_PF_AHEAD 4096
 #define LN_PF_ROW_BYTES 8192
 static inline size_t ln_prefetch_rows(size_t n, unsigned R)
