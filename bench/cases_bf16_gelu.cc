@@ -43,7 +43,7 @@ lnb::Make bf16_forward(const ln_kernels *k)
         a.x = to_bf16(p.x, p.dx, p.rows * p.cols), a.ldx = p.cols, a.gamma = p.gamma;
         a.beta = p.beta, a.y = reinterpret_cast<uint16_t *>(p.y), a.ldy = p.cols;
         a.mean = p.mean, a.rstd = p.rstd, a.cols = p.cols, a.eps = kEps;
-        return [k, a, rows = p.rows] { k->bf16_forward(&a, 0, rows); };
+        return [k, a, rows = p.rows] { ln_bf16_forward_run(k, &a, rows); };
     };
 }
 

@@ -32,12 +32,13 @@ ln_bwd_args bwd_args(const lnb::Problem &p)
     return a;
 }
 
-// A kernel table reached directly: what the dispatcher would run, minus validation.
+// A kernel table through the runner: what the dispatcher would run, minus validation
+// (the runner sets the cold calls' args.nt, which the kernel called directly never sees).
 void add_kernel(const ln_kernels *k)
 {
     lnb::add_fwd(k->name, [k](const lnb::Problem &p) {
         const ln_fwd_args a = fwd_args(p);
-        k->forward(&a, 0, p.rows);
+        ln_forward_run(k, &a, p.rows);
     });
     lnb::add_bwd(k->name, [k](const lnb::Problem &p) {
         const ln_bwd_args a = bwd_args(p);
