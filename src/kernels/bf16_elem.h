@@ -27,7 +27,7 @@ typedef struct ln_body_fwd_args {
     unsigned flags;
     const uint16_t *residual;
     uint16_t *sum;
-    unsigned nt; /* the outputs exceed the cache: prefetch (bf16 rows are never streamed) */
+    unsigned nt; /* x and y exceed the cache: prefetch (bf16 rows are never streamed) */
 } ln_body_fwd_args;
 
 typedef struct ln_body_bwd_args {
@@ -40,7 +40,7 @@ typedef struct ln_body_bwd_args {
     size_t lddx;
     size_t cols;
     unsigned flags;
-    unsigned nt; /* the outputs exceed the cache: prefetch dx (bf16 rows are never streamed) */
+    unsigned nt; /* dy, x and dx exceed the cache: prefetch dx (bf16 never streams) */
 } ln_body_bwd_args;
 
 static inline float e_get(const uint16_t *p) { return ln_bf16_to_f32(*p); }

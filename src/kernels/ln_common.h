@@ -123,11 +123,12 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
         v_store(p, v);
 }
 
-/* The call's outputs exceed the cache (args.nt, set by the runner), any element type. */
+/* The call's operands come from memory (args.nt, set by the runner: f32 when its outputs
+   reach ln_nt_bytes, bf16 when all its operands do), any element type. */
 #define LN_COLD(a) ((a)->nt)
 
 /*
- * Cold rows (calls whose outputs exceed the cache, args.nt): the forward's statistics pass
+ * Cold rows (LN_COLD): the forward's statistics pass
  * streams a row from memory, but its apply pass reads the row back from L1, and the
  * hardware prefetchers, which follow misses, let the memory idle meanwhile. So the apply
  * asks for the same span of a row `ahead` rows on into L2 (ln_prefetch: NULL asks for

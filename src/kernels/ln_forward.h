@@ -727,26 +727,26 @@ LN_INLINE int fwd_grouped(const ln_body_fwd_args *a, const ln_plan *p, unsigned 
            group_apply_ok(p->n, a->ldx, a->ldy, LN_COLD(a));
 }
 
-/* Warm short rows, grouped: never prefetched (fwd_grouped excludes cold calls). */
-LN_INLINE void forward_rows_grouped(const ln_body_fwd_args *a, const ln_plan *p, size_t r0,
-                                    size_t r1, unsigned mode)
+/* Warm short rows' full groups, grouped (never prefetched: fwd_grouped excludes cold
+   calls). Returns the first row left for forward_rows' single rows. */
+LN_INLINE size_t forward_groups_grouped(const ln_body_fwd_args *a, const ln_plan *p, size_t r,
+                                        size_t r1, unsigned mode)
 {
-    size_t r = r0;
     for (; r + LN_RFWD <= r1; r += LN_RFWD)
         forward_group(a, p, r, r1, 0, LN_RFWD, LN_KSMALL, mode, 1);
-    for (; r < r1; r++)
-        forward_group(a, p, r, r1, 0, 1, LN_KSMALL, mode, 0);
+    return r;
 }
 
-static __attribute__((noinline)) void forward_grouped(const ln_body_fwd_args *a,
-                                                      const ln_plan *p, size_t r0, size_t r1,
-                                                      unsigned mode)
+/* Out of line, each mode a constant in its own copy. */
+static __attribute__((noinline)) size_t forward_grouped(const ln_body_fwd_args *a,
+                                                        const ln_plan *p, size_t r0, size_t r1,
+                                                        unsigned mode)
 {
     switch (mode) {
-    case 0: forward_rows_grouped(a, p, r0, r1, 0); break;
-    case 1: forward_rows_grouped(a, p, r0, r1, 1); break;
-    case 2: forward_rows_grouped(a, p, r0, r1, 2); break;
-    default: forward_rows_grouped(a, p, r0, r1, 3); break;
+    case 0: return forward_groups_grouped(a, p, r0, r1, 0);
+    case 1: return forward_groups_grouped(a, p, r0, r1, 1);
+    case 2: return forward_groups_grouped(a, p, r0, r1, 2);
+    default: return forward_groups_grouped(a, p, r0, r1, 3);
     }
 }
 #endif
@@ -757,15 +757,14 @@ LN_INLINE void forward_rows(const ln_body_fwd_args *a, const ln_plan *p, size_t 
     size_t r = r0;
     const size_t ahead = LN_COLD(a) ? ln_prefetch_rows(p->n, 1) : 0;
     if (p->n <= fwd_small_cols(mode)) {
-#ifdef LN_GROUP_APPLY
-        if (fwd_grouped(a, p, mode)) {
-            forward_grouped(a, p, r0, r1, mode);
-            return;
-        }
-#endif
         const size_t ag = LN_COLD(a) ? ln_prefetch_rows(p->n, LN_RFWD) : 0;
-        for (; r + LN_RFWD <= r1; r += LN_RFWD)
-            forward_group(a, p, r, r1, ag, LN_RFWD, LN_KSMALL, mode, 0);
+#ifdef LN_GROUP_APPLY
+        if (fwd_grouped(a, p, mode))
+            r = forward_grouped(a, p, r0, r1, mode);
+        else
+#endif
+            for (; r + LN_RFWD <= r1; r += LN_RFWD)
+                forward_group(a, p, r, r1, ag, LN_RFWD, LN_KSMALL, mode, 0);
         for (; r < r1; r++)
             forward_group(a, p, r, r1, ahead, 1, LN_KSMALL, mode, 0);
     } else {
