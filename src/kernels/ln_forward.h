@@ -456,6 +456,59 @@ typedef struct ln_rowc {
     const LN_ELEM *pf;
 } ln_rowc;
 
+#if defined LN_JOIN && defined LN_ELEM_F32
+/* Lanes from p to its LN_VALIGN line's start (0: aligned), or LN_W when p is not float
+   aligned. */
+LN_INLINE unsigned lanes_into_line(const float *p)
+{
+    const uintptr_t mis = (uintptr_t)p % LN_VALIGN;
+    return mis % sizeof(float) ? LN_W : (unsigned)(mis / sizeof(float));
+}
+
+/*
+ * A peeled row's full vectors from column i on (y + i aligned), with gamma's and beta's
+ * vectors joined from aligned loads, the upper one carried to the next vector. The peel
+ * aligns y, and x with it, but leaves gamma and beta off by the head, so each of their
+ * loads split a cache line: rows of 1601 columns, each off by one float more than the
+ * last, ran 1.22x the per-element time of 1600 (Zen 5, hot, a C driver; 1.03x with the
+ * rows 1616 apart), joined 1.10x. That was while the machine ran at full speed; slowed
+ * (every call ~1.3x longer, a shared host) the split cost less and the join 1.02x more,
+ * both builds 1.15x. Only loads move: every element gets apply_one's operations on the same values.
+ * The lines read are those of columns [i - s, i - s + 2 LN_W) within [0, n): none past
+ * gamma or beta. Returns the first column left.
+ */
+LN_INLINE size_t apply_joined(const float *x, const float *r2, const float *g, const float *b,
+                              float *y, size_t i, size_t n, V mv, V dv, V rs, int two, int ctr)
+{
+    const unsigned sg = lanes_into_line(g + i), sb = lanes_into_line(b + i);
+    const unsigned lo = sg < sb ? sg : sb, hi = sg < sb ? sb : sg;
+    if (lo == 0 || hi >= LN_W)
+        return i; /* one of them aligned already, or not float-aligned */
+    if (i < hi && i + 2 * LN_W <= n + lo) { /* lines before the first column: one vector */
+        e_store(y + i, apply_one(x, r2, g, b, i, v_tailmask(0), 0, mv, dv, rs, 1, 1, two, ctr));
+        i += LN_W;
+    }
+    if (i < hi)
+        return i;
+    const VJ jg = v_join_idx(sg), jb = v_join_idx(sb);
+    const float *gl = g + i - sg, *bl = b + i - sb;
+    V g0 = v_load(gl), b0 = v_load(bl);
+#pragma GCC unroll 4
+    for (; i + 2 * LN_W <= n + lo; i += LN_W) {
+        gl += LN_W;
+        bl += LN_W;
+        const V g1 = v_load(gl), b1 = v_load(bl);
+        V v = e_load(x + i);
+        if (two)
+            v = v_add(v, e_load(r2 + i));
+        e_store(y + i, apply_v(v, v_join(g0, g1, jg), v_join(b0, b1, jb), mv, dv, rs, 1, 1, ctr));
+        g0 = g1;
+        b0 = b1;
+    }
+    return i;
+}
+#endif
+
 LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2, const float *g,
                            const float *b, LN_ELEM *y, ln_rowc c, int hg, int hb, int two,
                            int ctr, int nt)
@@ -484,6 +537,10 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
         v_storem(y, hm, apply_one(x, r2, g, b, 0, hm, 1, mv, dv, rs, hg, hb, two, ctr));
         tm = v_tailmask((unsigned)((n - head) % LN_W));
         i = head;
+#ifdef LN_JOIN
+        if (!nt && hg && hb)
+            i = apply_joined(x, r2, g, b, y, i, n, mv, dv, rs, two, ctr);
+#endif
     }
     if (nt && (uintptr_t)(y + i) % LN_VALIGN == 0) {
         for (; i + LN_W <= n; i += LN_W) {

@@ -26,6 +26,17 @@ static inline V v_load(const float *p) { return _mm512_loadu_ps(p); }
 static inline V v_loadm(const float *p, VM m) { return _mm512_maskz_loadu_ps(m, p); }
 static inline void v_store(float *p, V v) { _mm512_storeu_ps(p, v); }
 static inline void v_storem(float *p, VM m, V v) { _mm512_mask_storeu_ps(p, m, v); }
+/* One vector at a runtime offset 0 < s < LN_W into the pair of vectors lo:hi: lane l of
+   v_join(lo, hi, v_join_idx(s)) is lane s + l of the pair (kernels/ln_forward.h reads
+   gamma and beta of peeled rows this way, from aligned loads). */
+#define LN_JOIN 1
+typedef __m512i VJ;
+static inline VJ v_join_idx(unsigned s)
+{
+    return _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                            _mm512_set1_epi32((int)s));
+}
+static inline V v_join(V lo, V hi, VJ idx) { return _mm512_permutex2var_ps(lo, idx, hi); }
 /* Non-temporal store (args.nt): p must be LN_VALIGN-aligned; v_nt_fence orders the
    streamed lines before the call returns (another thread may read them next). */
 #define LN_VALIGN 64

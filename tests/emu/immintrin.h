@@ -129,6 +129,26 @@ LN_EMU __m512 _mm512_permute_ps(__m512 a, int imm)
     return r;
 }
 
+/* Lane i takes lane idx[i] & 31 of the 32-lane pair a:b (a's lanes first). */
+LN_EMU __m512 _mm512_permutex2var_ps(__m512 a, __m512i idx, __m512 b)
+{
+    __m512 r;
+    LN_EMU_LANES
+    {
+        const unsigned j = idx.w[i] & 31;
+        r.f[i] = j < 16 ? a.f[j] : b.f[j - 16];
+    }
+    return r;
+}
+LN_EMU __m512i _mm512_setr_epi32(int e0, int e1, int e2, int e3, int e4, int e5, int e6, int e7,
+                                 int e8, int e9, int e10, int e11, int e12, int e13, int e14,
+                                 int e15)
+{
+    const int e[16] = {e0, e1, e2, e3, e4, e5, e6, e7, e8, e9, e10, e11, e12, e13, e14, e15};
+    __m512i r;
+    LN_EMU_LANES r.w[i] = (uint32_t)e[i];
+    return r;
+}
 
 /* ---- GELU: min/max with x86's NaN rule, bit operations, division ---- */
 
