@@ -154,16 +154,6 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
         bwd_apply_vec(w, dg, db, c, 1, tm, R, first, 0);
 }
 
-/* Lanes before the first LN_VALIGN-aligned float of p, or LN_W when p cannot be aligned
-   (not float-aligned). */
-static inline unsigned bwd_head(const float *p)
-{
-    const uintptr_t mis = (uintptr_t)p % LN_VALIGN;
-    if (mis % sizeof(float))
-        return LN_W;
-    return mis ? (unsigned)((LN_VALIGN - mis) / sizeof(float)) : 0u;
-}
-
 /* args.nt: the f32 arguments only (bf16 rows are not streamed). */
 LN_INLINE unsigned bwd_nt(const ln_body_bwd_args *a)
 {
@@ -181,9 +171,9 @@ LN_INLINE unsigned bwd_nt(const ln_body_bwd_args *a)
 LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
 {
 #ifdef LN_ELEM_F32
-    const unsigned h = bwd_head(w->dx[0]);
+    const unsigned h = ln_head_lanes(w->dx[0]);
     for (unsigned i = 1; i < R; i++)
-        if (bwd_head(w->dx[i]) != h)
+        if (ln_head_lanes(w->dx[i]) != h)
             return LN_W + 1;
     return h < LN_W && n >= h + 4 * LN_W ? h : LN_W + 1;
 #else

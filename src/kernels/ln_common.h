@@ -115,6 +115,16 @@ LN_INLINE V centered_t(const LN_ELEM *p, V mean, int tail, VM tm)
     return tail ? v_subz(e_loadm(p, tm), mean, tm) : v_sub(e_load(p), mean);
 }
 
+/* Lanes before the first LN_VALIGN-aligned float of p (0: p is aligned), or LN_W when p
+   cannot be aligned (not float-aligned): the head a row peels to align its vectors. */
+static inline unsigned ln_head_lanes(const float *p)
+{
+    const uintptr_t mis = (uintptr_t)p % LN_VALIGN;
+    if (mis % sizeof(float))
+        return LN_W;
+    return mis ? (unsigned)((LN_VALIGN - mis) / sizeof(float)) : 0u;
+}
+
 LN_INLINE void store_t(float *p, V v, int tail, VM tm)
 {
     if (tail)

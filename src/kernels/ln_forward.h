@@ -457,14 +457,6 @@ typedef struct ln_rowc {
 } ln_rowc;
 
 #if defined LN_JOIN && defined LN_ELEM_F32
-/* Lanes from p to its LN_VALIGN line's start (0: aligned), or LN_W when p is not float
-   aligned. */
-LN_INLINE unsigned lanes_into_line(const float *p)
-{
-    const uintptr_t mis = (uintptr_t)p % LN_VALIGN;
-    return mis % sizeof(float) ? LN_W : (unsigned)(mis / sizeof(float));
-}
-
 /*
  * A peeled row's full vectors from column i on (y + i aligned), with gamma's and beta's
  * vectors joined from aligned loads, the upper one carried to the next vector. The peel
@@ -473,17 +465,19 @@ LN_INLINE unsigned lanes_into_line(const float *p)
  * last, ran 1.22x the per-element time of 1600 (Zen 5, hot, a C driver; 1.03x with the
  * rows 1616 apart), joined 1.10x. That was while the machine ran at full speed; slowed
  * (every call ~1.3x longer, a shared host) the split cost less and the join 1.02x more,
- * both builds 1.15x. Only loads move: every element gets apply_one's operations on the same values.
- * The lines read are those of columns [i - s, i - s + 2 LN_W) within [0, n): none past
- * gamma or beta. Returns the first column left.
+ * both builds 1.15x. Only loads move: every element gets apply_one's operations on the
+ * same values. The lines read are those of columns [i - s, i - s + 2 LN_W) within
+ * [0, n), s being how far into its line the vector starts: none past gamma or beta.
+ * Returns the first column left.
  */
 LN_INLINE size_t apply_joined(const float *x, const float *r2, const float *g, const float *b,
                               float *y, size_t i, size_t n, V mv, V dv, V rs, int two, int ctr)
 {
-    const unsigned sg = lanes_into_line(g + i), sb = lanes_into_line(b + i);
-    const unsigned lo = sg < sb ? sg : sb, hi = sg < sb ? sb : sg;
-    if (lo == 0 || hi >= LN_W)
+    const unsigned hg = ln_head_lanes(g + i), hb = ln_head_lanes(b + i);
+    if (hg == 0 || hb == 0 || hg == LN_W || hb == LN_W)
         return i; /* one of them aligned already, or not float-aligned */
+    const unsigned sg = LN_W - hg, sb = LN_W - hb; /* lanes into their lines */
+    const unsigned lo = sg < sb ? sg : sb, hi = sg < sb ? sb : sg;
     if (i < hi && i + 2 * LN_W <= n + lo) { /* lines before the first column: one vector */
         e_store(y + i, apply_one(x, r2, g, b, i, v_tailmask(0), 0, mv, dv, rs, 1, 1, two, ctr));
         i += LN_W;
@@ -528,11 +522,9 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
        row cost more than it gained (AVX2, 0.97x at 64-256 columns), so there only args.nt
        peels: streaming stores need the alignment. x shares y's misalignment when the
        strides do; only gamma and beta, L1-resident, then load unaligned. */
-    const uintptr_t mis = (uintptr_t)y % LN_VALIGN;
+    const size_t head = ln_head_lanes(y);
     const int peel = nt || LN_W * sizeof(float) >= 64;
-    if (peel && __builtin_expect(mis != 0, 0) && mis % sizeof(float) == 0 &&
-        (LN_VALIGN - mis) / sizeof(float) + LN_W <= n) {
-        const size_t head = (LN_VALIGN - mis) / sizeof(float);
+    if (peel && __builtin_expect(head != 0, 0) && head < LN_W && head + LN_W <= n) {
         const VM hm = v_tailmask((unsigned)head);
         v_storem(y, hm, apply_one(x, r2, g, b, 0, hm, 1, mv, dv, rs, hg, hb, two, ctr));
         tm = v_tailmask((unsigned)((n - head) % LN_W));
@@ -634,10 +626,9 @@ LN_INLINE void apply_rows_t(const ln_plan *p, unsigned R, const LN_ELEM *const *
     const size_t n = p->n;
     size_t i = 0;
 #ifdef LN_ELEM_F32
-    const uintptr_t mis = (uintptr_t)y[0] % LN_VALIGN;
-    if (LN_W * sizeof(float) >= 64 && __builtin_expect(mis != 0, 0) && mis % sizeof(float) == 0 &&
-        (LN_VALIGN - mis) / sizeof(float) + LN_W <= n) {
-        const size_t head = (LN_VALIGN - mis) / sizeof(float);
+    const size_t head = ln_head_lanes(y[0]);
+    if (LN_W * sizeof(float) >= 64 && __builtin_expect(head != 0, 0) && head < LN_W &&
+        head + LN_W <= n) {
         const VM hm = v_tailmask((unsigned)head);
 #pragma GCC unroll 4
         for (unsigned r = 0; r < R; r++)
