@@ -209,21 +209,58 @@ LN_INLINE void lanes4(V v, float *out)
 }
 #endif
 
-/* hsum of R vectors into out[0..R-1]. Four at once are packed as the forward's lane tree
-   packs them (two vectors' halves, then four quarters, v_cat / v_quad): every lane meets
-   the partner hsum's fold gives it, in the same order, so the sums are bit for bit
-   hsum's, in 2 + 1 + (log2 W - 2) additions instead of 4 log2 W. */
+#ifdef LN_TREE4_POS
+/* Four lanes of float, double and their compare masks: GCC's generic vectors (one register
+   on x86 and two on Arm), for values that come one per row of a four-row group. A
+   vocabulary may give single instructions for the conversions (GCC 12 lowers
+   __builtin_convertvector's widening into halves through the stack) and for the mask. */
+typedef float ln_f4 __attribute__((vector_size(4 * sizeof(float))));
+typedef double ln_d4 __attribute__((vector_size(4 * sizeof(double))));
+typedef int32_t ln_i4 __attribute__((vector_size(4 * sizeof(int32_t))));
+typedef int64_t ln_l4 __attribute__((vector_size(4 * sizeof(int64_t))));
+#ifndef LN_F4_TO_D4
+#define LN_F4_TO_D4(f) __builtin_convertvector((f), ln_d4)
+#define LN_D4_TO_F4(d) __builtin_convertvector((d), ln_f4)
+#endif
+#ifndef LN_I4_BAD /* bit i set where lane i of a compare mask is false */
+#define LN_I4_BAD(m)                                                                        \
+    ((unsigned)((m)[0] ? 0 : 1) | ((m)[1] ? 0u : 2u) | ((m)[2] ? 0u : 4u) | ((m)[3] ? 0u : 8u))
+#endif
+
+/* The four rows' results of a vector packed by v_cat / v_quad as four lanes. */
+LN_INLINE ln_f4 lanes4_f4(V v)
+{
+#ifdef LN_TREE4_F4
+    return LN_TREE4_F4(v);
+#else
+    float out[4];
+    lanes4(v, out);
+    return (ln_f4){out[0], out[1], out[2], out[3]};
+#endif
+}
+
+/* hsum of four vectors, packed as the forward's lane tree packs them (two vectors'
+   halves, then four quarters, v_cat / v_quad): every lane meets the partner hsum's fold
+   gives it, in the same order, so the sums are bit for bit hsum's, in 2 + 1 + (log2 W -
+   2) additions instead of 4 log2 W. Row r's sum is in lane LN_TREE4_POS(r). */
+LN_INLINE V hsum4(const V *v)
+{
+    const V a = v_add(v_cat_lo(v[0], v[1]), v_cat_hi(v[0], v[1]));
+    const V b = v_add(v_cat_lo(v[2], v[3]), v_cat_hi(v[2], v[3]));
+    V s = v_add(v_quad_lo(a, b), v_quad_hi(a, b));
+#pragma GCC unroll 4
+    for (unsigned lv = 2; lv < LN_LOG2W; lv++)
+        s = v_add(s, v_fold(s, lv));
+    return s;
+}
+#endif
+
+/* hsum of R vectors into out[0..R-1]; four at once through hsum4. */
 LN_INLINE void hsum_rows(const V *v, unsigned R, float *out)
 {
 #ifdef LN_TREE4_POS
     if (R == 4) {
-        const V a = v_add(v_cat_lo(v[0], v[1]), v_cat_hi(v[0], v[1]));
-        const V b = v_add(v_cat_lo(v[2], v[3]), v_cat_hi(v[2], v[3]));
-        V s = v_add(v_quad_lo(a, b), v_quad_hi(a, b));
-#pragma GCC unroll 4
-        for (unsigned lv = 2; lv < LN_LOG2W; lv++)
-            s = v_add(s, v_fold(s, lv));
-        lanes4(s, out);
+        lanes4(hsum4(v), out);
         return;
     }
 #endif
