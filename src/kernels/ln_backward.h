@@ -83,7 +83,7 @@ LN_INLINE int bwd_constants(ln_bwd_rows *w, unsigned i, float rstd, double inv_n
    the same IEEE operations per row (so the same bits), without the scalar code's ~35
    instructions and four branches per row, a chain from pass A's sums to pass B that
    short rows wait on (AVX-512, hot, two builds in one process, calls alternating, three
-   runs: 1.05-1.09x at 64 columns, 1.04-1.11x at 128-512, 1.09-1.21x at 100; AVX2's row
+   runs: 1.00-1.11x at 64 columns, 1.02-1.12x at 128-512, 1.06-1.13x at 100; AVX2's row
    pairs, in half-empty vectors, ran 0.90-0.97x, so they keep the scalar code). Returns a
    mask of the rows (bit i) for which bwd_constants would return 0. */
 LN_INLINE unsigned bwd_constants4(ln_bwd_rows *w, const float *rstd, double inv_n, ln_f4 gf,
