@@ -84,8 +84,10 @@ LN_INLINE int bwd_constants(ln_bwd_rows *w, unsigned i, float rstd, double inv_n
    instructions and four branches per row, a chain from pass A's sums to pass B that
    short rows wait on (AVX-512, hot, two builds in one process, calls alternating, three
    runs: 1.00-1.11x at 64 columns, 1.02-1.12x at 128-512, 1.06-1.13x at 100; AVX2's row
-   pairs, in half-empty vectors, ran 0.90-0.97x, so they keep the scalar code). Returns a
-   mask of the rows (bit i) for which bwd_constants would return 0. */
+   pairs, in half-empty vectors, ran 0.89-0.99x over five runs, so pairs and single rows
+   keep bwd_constants, this function's twin; a row given its neighbour's kc here failed
+   seven ctest entries). Returns a mask of the rows (bit i) for which bwd_constants would
+   return 0. */
 LN_INLINE unsigned bwd_constants4(ln_bwd_rows *w, const float *rstd, double inv_n, ln_f4 gf,
                                   ln_f4 df, ln_f4 xf)
 {

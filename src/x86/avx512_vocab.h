@@ -73,10 +73,12 @@ static inline V v_cat_hi(V a, V b) { return _mm512_shuffle_f32x4(a, b, _MM_SHUFF
 static inline V v_quad_lo(V a, V b) { return _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)); }
 static inline V v_quad_hi(V a, V b) { return _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)); }
 #ifndef LN_EMU_AVX512 /* the scalar stand-ins take the generic forms (ln_common.h) */
-/* Lanes 0, 4, 8, 12 (the four rows' results) as four floats. */
+/* The four rows' results (lanes LN_TREE4_POS(0..3)) as four floats. */
 #define LN_TREE4_F4(s)                                                                      \
     ((ln_f4)_mm512_castps512_ps128(_mm512_permutexvar_ps(                                   \
-        _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), (s))))
+        _mm512_setr_epi32(LN_TREE4_POS(0), LN_TREE4_POS(1), LN_TREE4_POS(2), LN_TREE4_POS(3), \
+                          0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),                              \
+        (s))))
 #define LN_F4_TO_D4(f) ((ln_d4)_mm256_cvtps_pd((__m128)(f)))
 #define LN_D4_TO_F4(d) ((ln_f4)_mm256_cvtpd_ps((__m256d)(d)))
 #define LN_I4_BAD(m) ((unsigned)_mm_movemask_ps((__m128)(m)) ^ 15u)
