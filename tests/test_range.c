@@ -150,6 +150,50 @@ static void extreme_offsets_inside_limit(void **state)
     }
 }
 
+/* eps itself may be as large as FLT_MAX, and var + eps then overflows float even for a
+   small spread; the kernels must not turn that Inf into rstd = 0 (y = 0 where double gives
+   xhat ~ 0.4). Rows at the limit and well inside it, held to the forward contract's tau
+   (NUMERICS.md: 4e-6 for n <= 16384): the rstd relative, y (no gamma, beta) absolute
+   times 1 + |xhat|. */
+static void eps_at_top_of_float(void **state)
+{
+    (void)state;
+    static const float eps[] = {3e38f, FLT_MAX};
+    enum { ROWS = 3 };
+    tu_rng rng = {14};
+    for (size_t c = 0; c < N_OF(k_cols); c++) {
+        const size_t n = k_cols[c], N = ROWS * n;
+        float *x = malloc(N * sizeof *x), *unit = malloc(n * sizeof *unit), *y = malloc(N * sizeof *y);
+        long double *yref = malloc(n * sizeof *yref);
+        assert_true(x && unit && y && yref);
+        pattern(P_ALTERNATE, unit, n, &rng);
+        scale_to_limit(x, unit, n);
+        pattern(P_UNIFORM, unit, n, &rng);
+        scale_to_limit(x + n, unit, n);
+        for (size_t i = 0; i < n; i++)
+            x[n + i] *= 1e-3f;
+        tu_fill_normal(&rng, x + 2 * n, n, 0.0, 1.0);
+        for (size_t e = 0; e < N_OF(eps); e++) {
+            float mean[ROWS], rstd[ROWS];
+            assert_int_equal(ln_forward_f32(x, NULL, NULL, y, mean, rstd, ROWS, n, eps[e]), LN_OK);
+            for (size_t r = 0; r < ROWS; r++) {
+                long double m, rs;
+                tu_ref_stats(x + r * n, n, eps[e], &m, &rs);
+                tu_ref_forward_row(x + r * n, NULL, NULL, n, eps[e], yref);
+                if (!(fabsl(rstd[r] - rs) <= 4e-6L * rs))
+                    fail_msg("%s: cols %zu row %zu eps %g: rstd %g want %Lg", ln_isa_name(g_isa),
+                             n, r, (double)eps[e], (double)rstd[r], rs);
+                for (size_t i = 0; i < n; i++)
+                    if (!(fabsl(y[r * n + i] - yref[i]) <= 4e-6L * (1 + fabsl(yref[i]))))
+                        fail_msg("%s: cols %zu row %zu eps %g col %zu: y %g want %Lg",
+                                 ln_isa_name(g_isa), n, r, (double)eps[e], i,
+                                 (double)y[r * n + i], yref[i]);
+            }
+        }
+        free(x), free(unit), free(y), free(yref);
+    }
+}
+
 /* Rows beyond the limit, each alone, finite: any outputs, but scalar's stay finite. */
 static const float k_beyond[][4] = {
     {FLT_MAX, -FLT_MAX, FLT_MAX, -FLT_MAX},
@@ -221,6 +265,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(finite_inside_limit),
         cmocka_unit_test(extreme_offsets_inside_limit),
+        cmocka_unit_test(eps_at_top_of_float),
         cmocka_unit_test(contained_beyond_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

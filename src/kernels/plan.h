@@ -11,6 +11,7 @@
  * coefficients of those merges depend only on cols and the lane count: these functions
  * compute them once per call, from the counts each side has seen.
  */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -118,15 +119,18 @@ static inline size_t ln_recenter_next(size_t b)
 
 /*
  * The float statistics left their range when M2 (or RMSNorm's sum of squares) overflowed
- * (Inf, or NaN from Inf - Inf: |x - mean| above ~1e19/sqrt(n), or |x| for RMSNorm) or
- * when var + eps fell below 2^-100, where the squares underflowed into the subnormals:
- * there M2 carries an absolute error of up to ~3n 2^-150 (one rounding per operation), so
- * var is off by ~3 2^-150 -- below 2^-48 of var + eps whenever var + eps >= 2^-100, the
- * test's threshold. A NaN input also lands here, and stays NaN. One compare per row.
+ * (Inf, or NaN from Inf - Inf: |x - mean| above ~1e19/sqrt(n), or |x| for RMSNorm), when
+ * var + eps overflowed (an eps near FLT_MAX: var + eps = Inf made rstd 0 and y 0, where
+ * double gives rstd ~5e-20, a normal float), or when var + eps fell below 2^-100, where
+ * the squares underflowed into the subnormals: there M2 carries an absolute error of up
+ * to ~3n 2^-150 (one rounding per operation), so var is off by ~3 2^-150 -- below 2^-48
+ * of var + eps whenever var + eps >= 2^-100, the test's threshold. A NaN input also lands
+ * here, and stays NaN. The caller's rstd already computed var + eps: compilers share it.
  */
 static inline int ln_stats_out_of_range(float m2, size_t n, float eps)
 {
-    return !(m2 <= 3.0e38f) || m2 / (float)n + eps < 0x1p-100f;
+    const float t = m2 / (float)n + eps;
+    return !(m2 <= 3.0e38f) || !(t >= 0x1p-100f && t <= FLT_MAX);
 }
 
 /*
