@@ -62,7 +62,7 @@ LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x, const float *
 {
     if (rows == 0)
         return LN_OK;
-    const ln_bf16_bwd_args a = {dy, cols, x, cols, gamma, mean, rstd, dx, cols, cols, 0};
+    const ln_bf16_bwd_args a = {dy, cols, x, cols, gamma, mean, rstd, dx, cols, cols, 0, 0};
     const int st = check_bf16_bwd(&a, dgamma, dbeta, rows);
     if (st != LN_OK)
         return st;

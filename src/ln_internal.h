@@ -48,6 +48,9 @@ typedef struct ln_bwd_args {
     unsigned flags; /* LN_FLAG_RMS_NORM (mean is then not read), LN_FLAG_ACCUMULATE
                        (dx += ...; dgamma/dbeta accumulation is ln_backward_run's) */
     unsigned nt; /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
+    size_t pf_rows; /* with nt: the call's row count. A kernel's prefetch hints (which
+                       neither fault nor change memory) may name rows below it beyond its
+                       own [r0, r1): blocks are 64 rows, shorter than the hints' reach */
 } ln_bwd_args;
 
 /* Forward for rows [r0, r1). */
@@ -88,7 +91,8 @@ typedef struct ln_bf16_bwd_args {
     uint16_t *dx; /* NULL: not computed */
     size_t lddx;
     size_t cols;
-    unsigned nt; /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
+    unsigned nt;    /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
+    size_t pf_rows; /* as ln_bwd_args.pf_rows */
 } ln_bf16_bwd_args;
 
 /* Same row contracts as ln_fwd_fn / ln_bwd_fn. */

@@ -127,17 +127,19 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
 /* Kernels get args.nt set when `bytes` are at least ln_nt_bytes: a copy of the
    arguments, so small calls pay one compare. The f32 kernels then stream their outputs
    (the bytes are the outputs'), prefetch their cold rows and keep the row-by-row apply
-   (kernels/ln_forward.h), and a backward whose dx is not streamed (ACCUMULATE)
-   prefetches dx (kernels/ln_common.h). No bf16 kernel streams (its stores are packed
+   (kernels/ln_forward.h), and the backward prefetches the rows its next groups read
+   (kernels/ln_common.h), up to the call's last row (pf_rows, set here for backward:
+   its kernel calls are 64-row blocks). No bf16 kernel streams (its stores are packed
    halves), so for bf16 the flag only says that the operands come from memory, and the
    bytes are all of them: counting the outputs alone, the 64 MiB-input calls of the
    bench's cold regime (32 MiB of bf16 x, 32 MiB of y, 768 columns) fell 512 bytes short of
    the 32 MiB default and ran the warm grouped apply, 0.83x. */
-#define WITH_NT(T, a, bytes)                                                              \
+#define WITH_NT(T, a, bytes, extra)                                                       \
     T nt_args_;                                                                           \
     if ((bytes) >= ln_nt_bytes()) {                                                       \
         nt_args_ = *(a);                                                                  \
         nt_args_.nt = 1;                                                                  \
+        extra;                                                                            \
         (a) = &nt_args_;                                                                  \
     }
 
@@ -145,7 +147,7 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
    one branch over the kernel call. */
 void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
 {
-    WITH_NT(ln_fwd_args, a, rows * a->ldy * sizeof(float))
+    WITH_NT(ln_fwd_args, a, rows * a->ldy * sizeof(float), (void)0)
     const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_FWD, rows);
     if (t > 1) {
         const call c = {k, a};
@@ -158,7 +160,7 @@ void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
 int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
                     float *dbeta)
 {
-    WITH_NT(ln_bwd_args, a, a->dx ? rows * a->lddx * sizeof(float) : 0)
+    WITH_NT(ln_bwd_args, a, a->dx ? rows * a->lddx * sizeof(float) : 0, nt_args_.pf_rows = rows)
     const call c = {k, a};
     return run_blocks(f32_block, &c, rows, a->cols, (a->flags & LN_FLAG_ACCUMULATE) != 0,
                       dgamma, dbeta, LN_THREAD_MIN_BWD);
@@ -166,7 +168,7 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
 
 void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t rows)
 {
-    WITH_NT(ln_bf16_fwd_args, a, rows * (a->ldx + a->ldy) * sizeof(uint16_t))
+    WITH_NT(ln_bf16_fwd_args, a, rows * (a->ldx + a->ldy) * sizeof(uint16_t), (void)0)
     const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_BF16_FWD, rows);
     if (t > 1) {
         const call c = {k, a};
@@ -179,8 +181,8 @@ void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t 
 int ln_bf16_backward_run(const ln_kernels *k, const ln_bf16_bwd_args *a, size_t rows,
                          float *dgamma, float *dbeta)
 {
-    WITH_NT(ln_bf16_bwd_args, a,
-            rows * (a->lddy + a->ldx + (a->dx ? a->lddx : 0)) * sizeof(uint16_t))
+    WITH_NT(ln_bf16_bwd_args, a, rows * (a->lddy + a->ldx + (a->dx ? a->lddx : 0)) * sizeof(uint16_t),
+            nt_args_.pf_rows = rows)
     const call c = {k, a};
     return run_blocks(bf16_block, &c, rows, a->cols, 0, dgamma, dbeta, LN_THREAD_MIN_BF16_BWD);
 }

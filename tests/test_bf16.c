@@ -86,7 +86,7 @@ static void fwd_k(const uint16_t *x, const float *g, const float *b, uint16_t *y
 static void bwd_k(const uint16_t *dy, const uint16_t *x, const float *g, const float *m,
                   const float *rs, uint16_t *dx, float *dg, float *db, size_t rows, size_t cols)
 {
-    const ln_bf16_bwd_args a = {dy, cols, x, cols, g, m, rs, dx, cols, cols, 0};
+    const ln_bf16_bwd_args a = {dy, cols, x, cols, g, m, rs, dx, cols, cols, 0, 0};
     assert_int_equal(ln_bf16_backward_run(g_k, &a, rows, dg, db), LN_OK);
 }
 
@@ -298,10 +298,10 @@ static void float_nan_payloads(void **state)
                 assert_int_equal(y1[i], y0[i]);
         }
         g[jg] = 1.0f;
-        const ln_bf16_bwd_args a0 = {x, n, x, n, g, m, rs, dx0, n, n, 0};
+        const ln_bf16_bwd_args a0 = {x, n, x, n, g, m, rs, dx0, n, n, 0, 0};
         g_k->bf16_backward(&a0, 0, rows, NULL, NULL);
         rs[1] = f32_of_bits(0x7FFFFFFFu);
-        const ln_bf16_bwd_args a1 = {x, n, x, n, g, m, rs, dx1, n, n, 0};
+        const ln_bf16_bwd_args a1 = {x, n, x, n, g, m, rs, dx1, n, n, 0, 0};
         g_k->bf16_backward(&a1, 0, rows, NULL, NULL);
         for (size_t i = 0; i < nn; i++) {
             if (i / n == 1)
@@ -438,8 +438,8 @@ static void cold_same_bits(void **state)
         /* The backward of the same rows, y0 as dy, dx into y1 and then a fresh buffer. */
         uint16_t *dx1 = malloc(nn * 2);
         float *pg = malloc(4 * n * 4);
-        const ln_bf16_bwd_args b0 = {y0, n, x, n, g, m[0], rs[0], y1, n, n, 0};
-        const ln_bf16_bwd_args b1 = {y0, n, x, n, g, m[0], rs[0], dx1, n, n, 1};
+        const ln_bf16_bwd_args b0 = {y0, n, x, n, g, m[0], rs[0], y1, n, n, 0, 0};
+        const ln_bf16_bwd_args b1 = {y0, n, x, n, g, m[0], rs[0], dx1, n, n, 1, rows};
         g_k->bf16_backward(&b0, 0, rows, pg, pg + n);
         g_k->bf16_backward(&b1, 0, rows, pg + 2 * n, pg + 3 * n);
         assert_memory_equal(y1, dx1, nn * 2);
@@ -496,8 +496,8 @@ static void native_matches_shift(void **state)
         sh->bf16_forward(&a0, 0, rows);
         g_native->bf16_forward(&a1, 0, rows);
         assert_bf16_same(y0, y1, nn);
-        const ln_bf16_bwd_args b0 = {x, n, x, n, g, m, rs, dx0, n, n, 0};
-        const ln_bf16_bwd_args b1 = {x, n, x, n, g, m, rs, dx1, n, n, 0};
+        const ln_bf16_bwd_args b0 = {x, n, x, n, g, m, rs, dx0, n, n, 0, 0};
+        const ln_bf16_bwd_args b1 = {x, n, x, n, g, m, rs, dx1, n, n, 0, 0};
         sh->bf16_backward(&b0, 0, rows, NULL, NULL);
         g_native->bf16_backward(&b1, 0, rows, NULL, NULL);
         assert_bf16_same(dx0, dx1, nn);

@@ -284,7 +284,8 @@ static void strided_rows(void **state)
 
 /* Non-temporal dx (args.nt) moves only where the stores go: the same bits as ordinary
    stores, whatever dx's alignment and row stride (the head before alignment is peeled
-   with ordinary stores), with RMSNorm and with accumulation (which never streams). */
+   with ordinary stores), with RMSNorm and with accumulation (which never streams), and
+   with the cold call's prefetch hints. */
 static void streamed_dx_same_bits(void **state)
 {
     (void)state;
@@ -310,7 +311,7 @@ static void streamed_dx_same_bits(void **state)
                                      .dx = ref + off, .lddx = ld, .cols = cols,
                                      .flags = flags_list[f]};
                     K->backward(&a, 0, rows, dg, db);
-                    a.dx = buf + off, a.nt = 1;
+                    a.dx = buf + off, a.nt = 1, a.pf_rows = rows; /* with the hints */
                     K->backward(&a, 0, rows, dg2, db2);
                     assert_true(kc_same_bits(buf, ref, len));
                     assert_true(kc_same_bits(dg, dg2, cols) && kc_same_bits(db, db2, cols));

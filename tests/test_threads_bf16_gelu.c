@@ -98,7 +98,7 @@ static void compute(const problem *p, outputs *o, int variant, int team[4])
     uint16_t *dx = variant == GRADS_ONLY || variant == DGAMMA_ONLY ? NULL : o->dx;
     float *dg = variant == DX_ONLY ? NULL : o->dgamma;
     float *db = variant == DX_ONLY || variant == DGAMMA_ONLY ? NULL : o->dbeta;
-    const ln_bf16_bwd_args ba = {p->dy, n, p->x, n, p->gamma, o->mean, o->rstd, dx, n, n, 0};
+    const ln_bf16_bwd_args ba = {p->dy, n, p->x, n, p->gamma, o->mean, o->rstd, dx, n, n, 0, 0};
     assert_int_equal(ln_bf16_backward_run(g_k, &ba, rows, dg, db), LN_OK);
     team[1] = ln_threads_last_team();
     ln_gelu_forward_run(g_k, p->xf, o->gy, len, LN_GELU_TANH);

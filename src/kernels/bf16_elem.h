@@ -40,7 +40,8 @@ typedef struct ln_body_bwd_args {
     size_t lddx;
     size_t cols;
     unsigned flags;
-    unsigned nt; /* dy, x and dx exceed the cache: prefetch dx (bf16 never streams) */
+    unsigned nt; /* dy, x and dx exceed the cache: prefetch (bf16 never streams) */
+    size_t pf_rows;
 } ln_body_bwd_args;
 
 static inline float e_get(const uint16_t *p) { return ln_bf16_to_f32(*p); }

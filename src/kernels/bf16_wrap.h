@@ -63,8 +63,9 @@ static void bf16_backward(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float
         return;
     }
 #endif
-    const ln_body_bwd_args b = {a->dy,   a->lddy, a->x,  a->ldx,  a->gamma, a->mean,
-                                a->rstd, a->dx,   a->lddx, a->cols, 0u,      a->nt};
+    const ln_body_bwd_args b = {a->dy,   a->lddy, a->x,    a->ldx,  a->gamma, a->mean,
+                                a->rstd, a->dx,   a->lddx, a->cols, 0u,       a->nt,
+                                a->pf_rows};
     backward_kernel(&b, r0, r1, dg, db);
 }
 

@@ -14,6 +14,7 @@ typedef struct ln_bwd_rows {
     int hg, hdg, hdb, hdx; /* which operands exist: constants in the `full` instantiations */
     int rms, acc;          /* LN_FLAG_RMS_NORM, LN_FLAG_ACCUMULATE: constants too */
     int pfdx;              /* a cold call's dx not streamed: pass A prefetches it */
+    size_t ax, ady, adx;   /* a cold call: the row `ahead` rows on, as offsets (0: none) */
     V mv[LN_RMAX];                                        /* the saved (float) mean */
     V sg[LN_RMAX][2], sx[LN_RMAX][2], sd[LN_RMAX][2];     /* sum g, g (x - mean), x - mean */
     V rs[LN_RMAX], kd[LN_RMAX], kb[LN_RMAX], kc[LN_RMAX]; /* see bwd_constants */
@@ -117,6 +118,20 @@ LN_INLINE unsigned bwd_constants4(ln_bwd_rows *w, const float *rstd, double inv_
 }
 #endif
 
+/* A cold call's hints for the span [c, c + 2 LN_W) of the group `ahead` rows on: its x
+   and dy, and its dx (with intent to write) unless dx streams. Issued from pass B, which
+   reads from L1 and leaves the memory idle (kernels/ln_common.h). */
+LN_INLINE void bwd_prefetch(const ln_bwd_rows *w, size_t c, unsigned R)
+{
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < R; i++) {
+        ln_prefetch(w->x[i] + w->ax, c, 2);
+        ln_prefetch(w->dy[i] + w->ady, c, 2);
+        if (w->adx)
+            ln_prefetchw(w->dx[i] + w->adx, c, 2);
+    }
+}
+
 /* Pass B on the vector at column c for R rows: dx (three multiply-adds and a subtraction
    per vector beyond the loads), then the rows' dy xhat and dy added to the partials in row
    order, so the partials never depend on R. Loads precede the store: dx may be dy. */
@@ -176,12 +191,14 @@ static int bwd_row_finite(const ln_body_bwd_args *a, size_t r, int rms)
 /* Pass B over columns [c0, n): full vectors from c0 (streamed when `stream`), then the
    tail under its mask. The partials' pointers are locals: kept in registers. */
 LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigned R, int first,
-                              int stream)
+                              int stream, int pf)
 {
     float *restrict dg = w->dg, *restrict db = w->db;
     const VM tm = v_tailmask((unsigned)((n - c0) % LN_W));
     size_t c = c0;
     for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
+        if (pf)
+            bwd_prefetch(w, c, R);
         bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream);
         bwd_apply_vec(w, dg, db, c + LN_W, 0, tm, R, first, stream);
     }
@@ -232,8 +249,8 @@ LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
  * with non-temporal stores where the rows allow (a constant too).
  */
 LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double inv_n, size_t r,
-                             unsigned R, float *dg, float *db, int first, int full, int rms,
-                             int acc, int stream)
+                             unsigned R, size_t ahead, float *dg, float *db, int first, int full,
+                             int rms, int acc, int stream)
 {
     ln_bwd_rows w;
     w.gamma = a->gamma;
@@ -246,6 +263,9 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     w.rms = rms;
     w.acc = acc;
     w.pfdx = w.hdx && LN_COLD(a) && !stream;
+    w.ax = ahead * a->ldx;
+    w.ady = ahead * a->lddy;
+    w.adx = w.hdx && !stream ? ahead * a->lddx : 0;
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++) {
         w.x[i] = a->x + (r + i) * a->ldx;
@@ -306,25 +326,36 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     /* Element-wise, so any split into vectors gives the same bits: streaming only moves
        where the vectors start. */
     const unsigned h = stream ? bwd_stream_head(&w, R, n) : LN_W + 1;
+    /* The loop with hints is a copy of its own: warm calls run the loop without them. */
     if (h > LN_W) {
-        bwd_apply_cols(&w, 0, n, R, first, 0);
+        if (ahead)
+            bwd_apply_cols(&w, 0, n, R, first, 0, 1);
+        else
+            bwd_apply_cols(&w, 0, n, R, first, 0, 0);
     } else {
         if (h)
             bwd_apply_vec(&w, dg, db, 0, 1, v_tailmask(h), R, first, 0);
-        bwd_apply_cols(&w, h, n, R, first, 1);
+        if (ahead)
+            bwd_apply_cols(&w, h, n, R, first, 1, 1);
+        else
+            bwd_apply_cols(&w, h, n, R, first, 1, 0);
     }
     return 1;
 }
 
-/* Groups of R rows from r on; the group at r0 starts the partials from +0. A group whose
-   constants overflowed (a row of finite values beyond the float path's range, e.g.
-   |x - mean| near FLT_MAX) is redone row by row in double, which covers every float. */
+/* Groups of R rows from r on; the group at r0 starts the partials from +0. In a cold call
+   each group prefetches the group `ahead` rows on (ln_prefetch_rows) while that is in the
+   call. A group whose constants overflowed (a row of finite values beyond the float
+   path's range, e.g. |x - mean| near FLT_MAX) is redone row by row in double, which
+   covers every float. */
 LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, double inv_n,
                                  size_t r, size_t r0, size_t r1, unsigned R, float *dg,
-                                 float *db, int full, int rms, int acc, int stream)
+                                 float *db, int full, int rms, int acc, int stream, int hints)
 {
+    const size_t ahead = hints && LN_COLD(a) ? ln_prefetch_rows(p->n, R) : 0;
     for (; r + R <= r1; r += R)
-        if (!backward_group(a, p, inv_n, r, R, dg, db, r == r0, full, rms, acc, stream))
+        if (!backward_group(a, p, inv_n, r, R, r + ahead + R <= a->pf_rows ? ahead : 0, dg, db,
+                            r == r0, full, rms, acc, stream))
             for (unsigned i = 0; i < R; i++)
                 ln_backward_row_double(a, r + i, dg, db, r + i == r0);
     return r;
@@ -339,31 +370,39 @@ LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, do
    calls that are rare in training. */
 #define LN_BWD_R2_COLS 32768
 LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
-                             float *dg, float *db, int full, int rms, int acc)
+                             float *dg, float *db, int full, int rms, int acc, int hints)
 {
     const double inv_n = 1.0 / (double)p->n;
     size_t r = r0;
     if (full && p->n <= LN_SMALL_COLS)
-        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, 0);
+        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, 0, hints);
     else if (full && p->n <= LN_BWD_R2_COLS)
-        r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc, 0);
-    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, 0);
+        r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc, 0, hints);
+    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, 0, hints);
 }
 
 /* One function per instantiation: each gets its own register allocation (inlined into
-   one, the pass-B loops spilled their pointers). */
-#define LN_BWD_ROWS_FN(name, full, rms, acc)                                                  \
+   one, the pass-B loops spilled their pointers). The cold training cases whose dx does not
+   stream (float ACCUMULATE, bf16 rows) get copies with the hints: in the warm copies the
+   hints' loops cost 1-4 % at 64-512 columns even untaken. */
+#define LN_BWD_ROWS_FN(name, full, rms, acc, hints)                                           \
     static __attribute__((noinline)) void name(const ln_body_bwd_args *a, const ln_plan *p,   \
                                                size_t r0, size_t r1, float *dg, float *db)    \
     {                                                                                         \
-        backward_rows(a, p, r0, r1, dg, db, full, rms, acc);                                  \
+        backward_rows(a, p, r0, r1, dg, db, full, rms, acc, hints);                           \
     }
-LN_BWD_ROWS_FN(bwd_rows_full, 1, 0, 0)
-LN_BWD_ROWS_FN(bwd_rows_full_rms, 1, 1, 0)
-LN_BWD_ROWS_FN(bwd_rows_full_acc, 1, 0, 1)
-LN_BWD_ROWS_FN(bwd_rows_full_rms_acc, 1, 1, 1)
+LN_BWD_ROWS_FN(bwd_rows_full, 1, 0, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_rms, 1, 1, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_acc, 1, 0, 1, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_rms_acc, 1, 1, 1, 0)
 LN_BWD_ROWS_FN(bwd_rows_any, 0, (a->flags & LN_FLAG_RMS_NORM) != 0,
-               (a->dx && (a->flags & LN_FLAG_ACCUMULATE)))
+               (a->dx && (a->flags & LN_FLAG_ACCUMULATE)), 0)
+#ifdef LN_ELEM_F32
+LN_BWD_ROWS_FN(bwd_rows_cold_acc, 1, 0, 1, 1)
+LN_BWD_ROWS_FN(bwd_rows_cold_rms_acc, 1, 1, 1, 1)
+#else
+LN_BWD_ROWS_FN(bwd_rows_cold, 1, 0, 0, 1) /* bf16 rows have no flags */
+#endif
 
 /* Streamed dx (args.nt: the call's outputs exceed the cache), any flags but ACCUMULATE
    (which reads dx back). Such calls run at memory speed, where interleaving rows gains
@@ -373,7 +412,7 @@ static __attribute__((noinline)) void bwd_rows_stream(const ln_body_bwd_args *a,
                                                       float *dg, float *db)
 {
     backward_groups(a, p, 1.0 / (double)p->n, r0, r0, r1, 1, dg, db, 0,
-                    (a->flags & LN_FLAG_RMS_NORM) != 0, 0, 1);
+                    (a->flags & LN_FLAG_RMS_NORM) != 0, 0, 1, 1);
 }
 
 static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
@@ -400,6 +439,15 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
     if (bwd_nt(a) && a->dx && !acc) {
         bwd_rows_stream(a, &p, r0, r1, dg, db);
         v_nt_fence(); /* streamed dx lines ordered before the call returns */
+    } else if (a->gamma && a->dx && dg && db && LN_COLD(a)) {
+#ifdef LN_ELEM_F32
+        if (rms) /* float: only ACCUMULATE is cold here (else dx streams, above) */
+            bwd_rows_cold_rms_acc(a, &p, r0, r1, dg, db);
+        else
+            bwd_rows_cold_acc(a, &p, r0, r1, dg, db);
+#else
+        bwd_rows_cold(a, &p, r0, r1, dg, db);
+#endif
     } else if (a->gamma && a->dx && dg && db) {
         if (!rms && !acc)
             bwd_rows_full(a, &p, r0, r1, dg, db);
