@@ -36,7 +36,7 @@
  *
  * Environment (each read once, at the first call): LN_MAX_ISA (ln_set_max_isa),
  * LN_NUM_THREADS (ln_set_num_threads), LN_NT_BYTES: outputs of a call at least this many
- * bytes are written with non-temporal stores, and the forward prefetches its rows ahead
+ * bytes are written with non-temporal stores, and forward and backward prefetch rows ahead
  * (decimal, optional K/M/G suffix; 0 = always; default min(last-level cache, 32 MiB)).
  * bf16 calls, which never stream, count all their operands' bytes for the prefetch.
  * Results are bitwise the same either way.
