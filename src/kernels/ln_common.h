@@ -154,7 +154,8 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
  * Zen 5, AVX-512, cold, one process alternating with the build without them: plain
  * (streamed dx) 1.03-1.45x at 64-8192 columns, most at 512-1601; ACCUMULATE 0.97-1.59x;
  * bf16 1.07-1.66x. Issued from pass A, beside its demand misses, the same hints ran
- * 0.66-0.96x of that. (On Zen 4 an earlier form, without dx, had measured 0.73-0.95x.)
+ * 0.66-1.06x of that, below 0.9x at 11 of 21 points. (On Zen 4 an earlier form, without
+ * dx, had measured 0.73-0.95x.)
  */
 #define LN_PF_AHEAD 4096
 #define LN_PF_ROW_BYTES 8192
