@@ -435,11 +435,12 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
     plan_init(&p, a->cols, 1);
     const int rms = (a->flags & LN_FLAG_RMS_NORM) != 0;
     const int acc = a->dx && (a->flags & LN_FLAG_ACCUMULATE);
+    const int full = a->gamma && a->dx && dg && db;
     /* The training cases get loops with every operand and flag a constant. */
     if (bwd_nt(a) && a->dx && !acc) {
         bwd_rows_stream(a, &p, r0, r1, dg, db);
         v_nt_fence(); /* streamed dx lines ordered before the call returns */
-    } else if (a->gamma && a->dx && dg && db && LN_COLD(a)) {
+    } else if (full && LN_COLD(a)) {
 #ifdef LN_ELEM_F32
         if (rms) /* float: only ACCUMULATE is cold here (else dx streams, above) */
             bwd_rows_cold_rms_acc(a, &p, r0, r1, dg, db);
@@ -448,7 +449,7 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
 #else
         bwd_rows_cold(a, &p, r0, r1, dg, db);
 #endif
-    } else if (a->gamma && a->dx && dg && db) {
+    } else if (full) {
         if (!rms && !acc)
             bwd_rows_full(a, &p, r0, r1, dg, db);
         else if (rms && !acc)
