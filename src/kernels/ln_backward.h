@@ -20,27 +20,88 @@ typedef struct ln_bwd_rows {
     V rs[LN_RMAX], kd[LN_RMAX], kb[LN_RMAX], kc[LN_RMAX]; /* see bwd_constants */
 } ln_bwd_rows;
 
+/* Pass A's sums of row i for one vector: x - mean in xc, dy in dv, gamma's vector in gv;
+   u picks the sums (alternating vectors shortens each sum's dependency chain). */
+LN_INLINE void bwd_reduce_row(ln_bwd_rows *w, unsigned i, V gv, V xc, V dv, unsigned u)
+{
+    if (w->hdx) {
+        const V g = w->hg ? v_mul(dv, gv) : dv;
+        w->sg[i][u] = v_add(w->sg[i][u], g);
+        w->sx[i][u] = v_fma(g, xc, w->sx[i][u]);
+    }
+    if (!w->rms)
+        w->sd[i][u] = v_add(w->sd[i][u], xc);
+}
+
 /* Pass A on the vector at column c for R rows: per row sum(g), sum(g (x - mean)) and
-   sum(x - mean), with the float mean; u picks the sums (alternating vectors shortens each
-   sum's dependency chain). Nothing is stored: these sums stay in registers. */
+   sum(x - mean), with the float mean. Nothing is stored: these sums stay in registers. */
 LN_INLINE void bwd_reduce_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigned u, unsigned R)
 {
-    V gv = v_zero();
-    if (w->hg && w->hdx)
-        gv = load_t(w->gamma + c, tail, tm);
+    const V gv = w->hg && w->hdx ? load_t(w->gamma + c, tail, tm) : v_zero();
 #pragma GCC unroll 4
-    for (unsigned i = 0; i < R; i++) {
-        const V xc = centered_t(w->x[i] + c, w->mv[i], tail, tm);
-        if (w->hdx) {
-            const V dv = eload_t(w->dy[i] + c, tail, tm);
-            const V g = w->hg ? v_mul(dv, gv) : dv;
-            w->sg[i][u] = v_add(w->sg[i][u], g);
-            w->sx[i][u] = v_fma(g, xc, w->sx[i][u]);
-        }
-        if (!w->rms)
-            w->sd[i][u] = v_add(w->sd[i][u], xc);
-    }
+    for (unsigned i = 0; i < R; i++)
+        bwd_reduce_row(w, i, gv, centered_t(w->x[i] + c, w->mv[i], tail, tm),
+                       w->hdx ? eload_t(w->dy[i] + c, tail, tm) : v_zero(), u);
 }
+
+#if defined LN_JOIN && defined LN_ELEM_F32
+/*
+ * Pass A of one streamed row (R = 1) whose x is not LN_VALIGN-aligned, with the loads of
+ * its middle aligned to x and yet the same bits as bwd_reduce_vec's loop. Rows of 1601
+ * columns, each off by one float more than the last, ran the cold backward at 1.14-1.26x
+ * the per-element time of 1600 in the published sweeps; every load of theirs split a
+ * line. Loading each vector joined from two aligned lines instead (v_join) kept the bits
+ * but ran 0.76-0.88x of an aligned pass A, which did not keep them.
+ * How the bits stay: shifted by h = the head's lanes, lane p of the middle's vectors holds
+ * the column that the plain loop's lane l = (p + h) mod LN_W holds, in the same order, and
+ * that column went to the other of the two sums (u) exactly when l < h (it sits one plain
+ * vector further on). So each lane's sums receive the same additions in the same order,
+ * only in other lanes and, for l < h, with u swapped; sum 0 + sum 1 commutes, and one
+ * two-source permute per sum puts every lane back before the horizontal tree. The head
+ * (plain vector 0's lanes below h) is the middle's vector -1 (sum 1, first); plain vector
+ * k', for the middle's last vector k' - 1, still needs its lanes from h on. Masked-off lanes add exact zeros (the sums are never -0).
+ * Returns the first plain column left, an even number of vectors in, or 0 (not taken).
+ */
+/* Shorter rows lost more to the permutes than they gained (100-200 columns: 0.94-0.99x). */
+#define LN_ALIGNED_MIN_VECS 32
+LN_INLINE size_t bwd_reduce_aligned(ln_bwd_rows *w, size_t n)
+{
+    const unsigned h = ln_head_lanes(w->x[0]);
+    const size_t nv = n / LN_W;
+    if (h == 0 || h == LN_W || nv < LN_ALIGNED_MIN_VECS)
+        return 0;
+    const size_t kend = (nv - 1) & ~(size_t)1; /* middle vectors 0 .. kend - 1 */
+    /* Columns 0 .. h - 1, loaded masked from the row's start and moved to the top lanes
+       (lanes below get zeros). Loading them masked from the line before would read no
+       byte before the row either, but a masked-off lane on an unmapped page costs a
+       microcode assist: gamma, malloc'ed, made 100 columns run 0.36x. */
+    const VM low = v_tailmask(h);
+    const VJ up = v_join_idx(h);
+    const V z = v_zero();
+    bwd_reduce_row(w, 0, w->hg && w->hdx ? v_join(z, v_loadm(w->gamma, low), up) : z,
+                   v_join(z, v_subz(v_loadm(w->x[0], low), w->mv[0], low), up),
+                   w->hdx ? v_join(z, v_loadm(w->dy[0], low), up) : z, 1);
+    const VM none = v_tailmask(0);
+    for (size_t k = 0; k < kend; k += 2) {
+        bwd_reduce_vec(w, h + k * LN_W, 0, none, 0, 1);
+        bwd_reduce_vec(w, h + (k + 1) * LN_W, 0, none, 1, 1);
+    }
+    /* Back to the plain loop's lanes: lane l takes lane l - h of the same sum, or for
+       l < h lane l - h + LN_W of the other (v_join reads its index mod 2 LN_W). */
+    const VJ back = v_join_idx(2 * LN_W - h);
+    const V g0 = w->sg[0][0], x0 = w->sx[0][0], d0 = w->sd[0][0];
+    w->sg[0][0] = v_join(g0, w->sg[0][1], back);
+    w->sg[0][1] = v_join(w->sg[0][1], g0, back);
+    w->sx[0][0] = v_join(x0, w->sx[0][1], back);
+    w->sx[0][1] = v_join(w->sx[0][1], x0, back);
+    w->sd[0][0] = v_join(d0, w->sd[0][1], back);
+    w->sd[0][1] = v_join(w->sd[0][1], d0, back);
+    bwd_reduce_vec(w, kend * LN_W, 1, v_headmask(h), 0, 1); /* plain vector kend, lanes h on */
+    if (kend + 1 < nv) /* nv even: the plain loop's last full vector, in sum 1 */
+        bwd_reduce_vec(w, (kend + 1) * LN_W, 0, none, 1, 1);
+    return nv * LN_W; /* the tail, if any, goes to sum 1 as in the plain loop */
+}
+#endif
 
 /*
  * Per-row constants of pass B, from pass A's sums, in double (a few operations per row).
@@ -279,6 +340,10 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     const VM tm = p->tmask;
     if (w.hdx || !rms) {
         size_t c = 0;
+#if defined LN_JOIN && defined LN_ELEM_F32
+        if (stream && R == 1)
+            c = bwd_reduce_aligned(&w, n);
+#endif
         for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
             if (w.pfdx)
 #pragma GCC unroll 4

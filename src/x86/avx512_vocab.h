@@ -52,6 +52,8 @@ static inline V v_fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 static inline V v_fnma(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
 static inline float v_lane0(V v) { return _mm512_cvtss_f32(v); }
 static inline VM v_tailmask(unsigned t) { return (VM)((1u << t) - 1u); }
+/* Lanes t .. LN_W - 1 (0 < t < LN_W): the complement of v_tailmask(t). */
+static inline VM v_headmask(unsigned t) { return (VM)~v_tailmask(t); }
 
 /* Lanes l + 8, l + 4, l + 2, l + 1 moved down to lane l (levels 0 to 3). */
 static inline V v_fold(V v, unsigned level)
