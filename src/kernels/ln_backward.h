@@ -59,10 +59,12 @@ LN_INLINE void bwd_reduce_vec(ln_bwd_rows *w, size_t c, int tail, VM tm, unsigne
  * only in other lanes and, for l < h, with u swapped; sum 0 + sum 1 commutes, and one
  * two-source permute per sum puts every lane back before the horizontal tree. The head
  * (plain vector 0's lanes below h) is the middle's vector -1 (sum 1, first); plain vector
- * k', for the middle's last vector k' - 1, still needs its lanes from h on. Masked-off lanes add exact zeros (the sums are never -0).
+ * k', for the middle's last vector k' - 1, still needs its lanes from h on. Masked-off
+ * lanes add exact zeros, which change no sum: the sums start at +0, and round-to-nearest
+ * gives -0 only for -0 + -0. Rows shorter than LN_ALIGNED_MIN_VECS vectors lost more to
+ * the permutes than they gained (100-200 columns: 0.94-0.99x) and keep the plain loop.
  * Returns the first plain column left, an even number of vectors in, or 0 (not taken).
  */
-/* Shorter rows lost more to the permutes than they gained (100-200 columns: 0.94-0.99x). */
 #define LN_ALIGNED_MIN_VECS 32
 LN_INLINE size_t bwd_reduce_aligned(ln_bwd_rows *w, size_t n)
 {
