@@ -289,9 +289,10 @@ static void strided_rows(void **state)
 static void streamed_dx_same_bits(void **state)
 {
     (void)state;
-    /* 1601 and 1627 (odd full vectors): rows off by 1..8 and by 11, 6, 1, ... floats, whose
-       pass A the streamed path loads aligned (bwd_reduce_aligned) with every head width. */
-    static const size_t cols_list[] = {8, 17, 64, 100, 768, 1601, 1627};
+    /* Rows the streamed path's pass A loads aligned (bwd_reduce_aligned), every head width
+       h = 1..15: 1601 columns (an even vector count) has rows 1..8 off by 1..8 floats,
+       h = 15..8; 1631 (odd) has them off by 15, 14, ..., h = 1..8. */
+    static const size_t cols_list[] = {8, 17, 64, 100, 768, 1601, 1631};
     static const unsigned flags_list[] = {0, LN_FLAG_RMS_NORM, LN_FLAG_ACCUMULATE};
     tu_rng rng = {17};
     for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {
