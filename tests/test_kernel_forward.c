@@ -332,6 +332,47 @@ static void bits_independent_of_call_shape(void **state)
     }
 }
 
+/* One call of rows x cols, mode 0 LayerNorm / 1 RMSNorm, into y. */
+static void forward_mode(const float *x, const float *g, const float *b, float *y, size_t rows,
+                         size_t cols, unsigned mode)
+{
+    const ln_fwd_args a = {.x = x, .ldx = cols, .gamma = g, .beta = b, .y = y, .ldy = cols,
+                           .cols = cols, .eps = 1e-5f, .flags = mode ? LN_FLAG_RMS_NORM : 0u};
+    K->forward(&a, 0, rows);
+}
+
+/* A kernel keeps the plan of the cols it last saw (per thread): whatever call came before,
+   a call gives the bits it gives right after a call of other cols. The shapes below share
+   cols but not the accumulator count (AVX-512: LayerNorm rows of 513-2048 columns run
+   LN_KSMALL accumulators, RMSNorm's LN_KBIG), or full vectors but not the tail (97, 100 on
+   16 lanes), so a plan reused on a partial match gives other bits or garbage. */
+static void bits_independent_of_previous_calls(void **state)
+{
+    (void)state;
+    static const size_t cols_list[] = {97, 100, 1000, 1601};
+    enum { NC = sizeof cols_list / sizeof *cols_list, ROWS = 3, MAXC = 1601 };
+    tu_rng rng = {11};
+    float *x = kc_alloc(ROWS * MAXC), *g = kc_alloc(MAXC), *b = kc_alloc(MAXC);
+    float *ref = kc_alloc(NC * 2 * ROWS * MAXC), *y = kc_alloc(ROWS * MAXC), other;
+    tu_fill_normal(&rng, x, ROWS * MAXC, 1.0, 3.0);
+    tu_fill_normal(&rng, g, MAXC, 0.0, 1.0);
+    tu_fill_normal(&rng, b, MAXC, 0.0, 1.0);
+    for (size_t c = 0; c < NC; c++)
+        for (unsigned mode = 0; mode < 2; mode++) {
+            forward_mode(x, g, b, &other, 1, 1, 0); /* a fresh plan for the call below */
+            forward_mode(x, g, b, ref + (c * 2 + mode) * ROWS * MAXC, ROWS, cols_list[c], mode);
+        }
+    /* Every shape after every other shape (and after itself). */
+    for (size_t i = 0; i < NC * 2; i++)
+        for (size_t j = 0; j < NC * 2; j++) {
+            const size_t ci = i / 2, cj = j / 2;
+            forward_mode(x, g, b, y, ROWS, cols_list[ci], i % 2);
+            forward_mode(x, g, b, y, ROWS, cols_list[cj], j % 2);
+            assert_true(kc_same_bits(y, ref + j * ROWS * MAXC, ROWS * cols_list[cj]));
+        }
+    free(x), free(g), free(b), free(ref), free(y);
+}
+
 static int report(void **state)
 {
     (void)state;
@@ -355,6 +396,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(constant_rows_give_beta),
         cmocka_unit_test(nan_and_inf_rows_are_contained),
         cmocka_unit_test(bits_independent_of_call_shape),
+        cmocka_unit_test(bits_independent_of_previous_calls),
     };
     return cmocka_run_group_tests_name(K->name, tests, NULL, report);
 }

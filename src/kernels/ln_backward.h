@@ -499,7 +499,7 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
         return;
     }
     ln_plan p;
-    plan_init(&p, a->cols, 1);
+    plan_shape(&p, a->cols, 1);
     const int rms = (a->flags & LN_FLAG_RMS_NORM) != 0;
     const int acc = a->dx && (a->flags & LN_FLAG_ACCUMULATE);
     const int full = a->gamma && a->dx && dg && db;

@@ -896,7 +896,7 @@ static void forward_kernel(const ln_body_fwd_args *a, size_t r0, size_t r1)
         forward_plain, forward_rms, forward_add, forward_add_rms};
     const unsigned mode = ((a->flags & LN_FLAG_RMS_NORM) ? 1u : 0u) | (a->residual ? 2u : 0u);
     ln_plan p;
-    plan_init(&p, a->cols, a->cols <= fwd_small_cols(mode) ? LN_KSMALL : LN_KBIG);
+    plan_get(&p, a->cols, a->cols <= fwd_small_cols(mode) ? LN_KSMALL : LN_KBIG);
     variants[mode](a, &p, r0, r1);
 #ifdef LN_ELEM_F32
     if (LN_NT(a))
