@@ -118,8 +118,9 @@ typedef struct ln_plan_memo {
 } ln_plan_memo;
 static __thread ln_plan_memo ln_memo;
 
-/* What a call reads of a plan: the lane tree's coefficients only after a tail (lane_coefs;
-   they lead the struct), the rest always. */
+/* What a call reads of a plan: the struct's head (the tail's and the lane tree's
+   coefficients) only when there is a tail (the tail merge and lane_coefs test p->t;
+   plan_init leaves it unset otherwise), the rest always. */
 LN_INLINE void plan_copy(ln_plan *to, const ln_plan *from)
 {
     const size_t head = offsetof(ln_plan, n);
