@@ -324,6 +324,66 @@ static void streamed_dx_same_bits(void **state)
     }
 }
 
+/* dx rows off their vector alignment (a packed row length or stride off the vector, dx
+   itself off; AVX-512 regroups such rows' stores to aligned ones): the bits of the same
+   rows written at an aligned stride, nothing written between the rows or past the last
+   (the buffer ends against a PROT_NONE page), with RMSNorm and ACCUMULATE, in place
+   (dx == dy) too. Rows from 256 columns (16 vectors, where the regrouping starts), heads
+   of several widths, an odd and an even vector count, tails of 0, 1, 4 and 15 lanes. */
+static void unaligned_dx_same_bits(void **state)
+{
+    (void)state;
+    static const size_t cols_list[] = {256, 257, 300, 513, 1601, 1631};
+    static const unsigned flags_list[] = {0, LN_FLAG_RMS_NORM, LN_FLAG_ACCUMULATE};
+    const float canary = -1234.5f;
+    tu_rng rng = {19};
+    for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {
+        const size_t rows = 5, cols = cols_list[c], la = (cols + 15) / 16 * 16;
+        const size_t ld_list[] = {cols, cols + 1, cols + 5};
+        problem p = make(rows, cols, 3.0, &rng);
+        float *old = kc_alloc(rows * cols), *ref = aligned_alloc(64, rows * la * sizeof(float));
+        float *dg = kc_alloc(cols), *db = kc_alloc(cols), *dg2 = kc_alloc(cols);
+        float *db2 = kc_alloc(cols);
+        assert_non_null(ref);
+        tu_fill_normal(&rng, old, rows * cols, 0.0, 1.0); /* what ACCUMULATE adds to */
+        for (size_t l = 0; l < 3; l++)
+            for (size_t off = 0; off < 8; off += 3)
+                for (size_t f = 0; f < 6; f++) {
+                    const unsigned flags = flags_list[f % 3];
+                    const int in_place = f >= 3; /* dx == dy: dy's rows at dx's stride */
+                    const size_t ld = ld_list[l], span = off + (rows - 1) * ld + cols;
+                    tu_guard guard;
+                    float *buf = tu_guard_alloc(&guard, span, 1);
+                    assert_non_null(buf);
+                    for (size_t i = 0; i < span; i++)
+                        buf[i] = canary;
+                    const float *src = in_place ? p.dy : old; /* what dx holds before */
+                    for (size_t r = 0; r < rows; r++) {
+                        memcpy(buf + off + r * ld, src + r * cols, cols * sizeof(float));
+                        memcpy(ref + r * la, src + r * cols, cols * sizeof(float));
+                    }
+                    ln_bwd_args a = {.dy = p.dy, .lddy = cols, .x = p.x, .ldx = cols,
+                                     .gamma = p.g, .mean = p.mean, .rstd = p.rstd, .dx = ref,
+                                     .lddx = la, .cols = cols, .flags = flags};
+                    K->backward(&a, 0, rows, dg, db);
+                    a.dx = buf + off, a.lddx = ld;
+                    if (in_place)
+                        a.dy = a.dx, a.lddy = ld;
+                    K->backward(&a, 0, rows, dg2, db2);
+                    for (size_t r = 0; r < rows; r++)
+                        assert_true(kc_same_bits(buf + off + r * ld, ref + r * la, cols));
+                    for (size_t i = 0; i < span; i++) /* the gaps and the head */
+                        if ((i < off || (i - off) % ld >= cols) && buf[i] != canary)
+                            fail_msg("cols %zu ld %zu off %zu flags %u: float %zu written",
+                                     cols, ld, off, flags, i);
+                    assert_true(kc_same_bits(dg, dg2, cols) && kc_same_bits(db, db2, cols));
+                    tu_guard_free(&guard);
+                }
+        free(old), free(ref), free(dg), free(db), free(dg2), free(db2);
+        drop(&p);
+    }
+}
+
 /*
  * A NaN in dy or x poisons its own row of dx only. dgamma_j and dbeta_j are sums over rows
  * of column j, so a NaN reaches exactly the columns whose terms it enters:
@@ -396,7 +456,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(random_shapes), cmocka_unit_test(offset_rows),
         cmocka_unit_test(one_column),    cmocka_unit_test(outputs_independent_of_call_shape),
         cmocka_unit_test(strided_rows),  cmocka_unit_test(nan_rows_are_contained),
-        cmocka_unit_test(streamed_dx_same_bits),
+        cmocka_unit_test(streamed_dx_same_bits), cmocka_unit_test(unaligned_dx_same_bits),
     };
     return cmocka_run_group_tests_name(K->name, tests, NULL, report);
 }

@@ -197,9 +197,11 @@ LN_INLINE void bwd_prefetch(const ln_bwd_rows *w, size_t c, unsigned R)
 
 /* Pass B on the vector at column c for R rows: dx (three multiply-adds and a subtraction
    per vector beyond the loads), then the rows' dy xhat and dy added to the partials in row
-   order, so the partials never depend on R. Loads precede the store: dx may be dy. */
+   order, so the partials never depend on R. Loads precede the store: dx may be dy. With
+   `out`, the rows' dx vectors go there instead, for the caller to store. */
 LN_INLINE void bwd_apply_vec(const ln_bwd_rows *w, float *restrict dg, float *restrict db,
-                             size_t c, int tail, VM tm, unsigned R, int first, int stream)
+                             size_t c, int tail, VM tm, unsigned R, int first, int stream,
+                             V *out)
 {
 #ifndef LN_ELEM_F32
     (void)stream; /* only float rows stream */
@@ -221,8 +223,10 @@ LN_INLINE void bwd_apply_vec(const ln_bwd_rows *w, float *restrict dg, float *re
             V v = v_fma(w->rs[i], g, v_fma(w->kb[i], xh, w->kc[i]));
             if (w->acc)
                 v = v_add(eload_t(w->dx[i] + c, tail, tm), v);
+            if (out)
+                out[i] = v;
 #ifdef LN_ELEM_F32
-            if (stream)
+            else if (stream)
                 v_stream(w->dx[i] + c, v);
             else
 #endif
@@ -262,16 +266,94 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
     for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
         if (pf)
             bwd_prefetch(w, c, R);
-        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream);
-        bwd_apply_vec(w, dg, db, c + LN_W, 0, tm, R, first, stream);
+        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream, NULL);
+        bwd_apply_vec(w, dg, db, c + LN_W, 0, tm, R, first, stream, NULL);
     }
     if (c + LN_W <= n) {
-        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream);
+        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream, NULL);
         c += LN_W;
     }
     if (c < n)
-        bwd_apply_vec(w, dg, db, c, 1, tm, R, first, 0);
+        bwd_apply_vec(w, dg, db, c, 1, tm, R, first, 0, NULL);
 }
+
+#if defined LN_JOIN && defined LN_ELEM_F32
+/*
+ * Pass B of a warm group whose dx rows are not all LN_VALIGN-aligned, with every dx store
+ * aligned. The columns run as in bwd_apply_cols (so gamma, the partials and every value
+ * are the same, and x and dy load as before); only dx's vectors are regrouped: row i's
+ * aligned block k starts a_i columns (its head) into plain vector k and ends a_i lanes
+ * into vector k + 1, one two-source permute (v_join) of the two. With line-wide vectors
+ * every unaligned store splits a line: rows of 1601 columns, each one float further off
+ * than the last, ran the hot backward at 1.62x the per-element time of 1600 (Intel,
+ * AVX-512; rows padded to 1616 floats: 1.01x; only dx padded: 1.21x, so the split stores
+ * cost most of it). dx may be dy: block k - 1 is stored after vector k's loads, and no
+ * later load reaches its columns. Returns 0 (nothing done) when the rows are aligned
+ * already, not float-aligned, or shorter than two vectors.
+ */
+#define LN_JOIN_MIN_VECS 16
+LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int first)
+{
+    const size_t nv = n / LN_W;
+    const unsigned t = (unsigned)(n % LN_W);
+    uintptr_t mis = 0;
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < R; i++)
+        mis |= (uintptr_t)w->dx[i] % LN_VALIGN;
+    if (mis == 0 || mis % sizeof(float) || nv < LN_JOIN_MIN_VECS)
+        return 0;
+    unsigned a[LN_RMAX];
+    VJ jx[LN_RMAX];
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < R; i++) {
+        a[i] = ln_head_lanes(w->dx[i]);
+        jx[i] = v_join_idx(a[i]);
+    }
+    float *restrict dg = w->dg, *restrict db = w->db;
+    const VM none = v_tailmask(0);
+    V prev[LN_RMAX], cur[LN_RMAX];
+    bwd_apply_vec(w, dg, db, 0, 0, none, R, first, 0, prev);
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < R; i++)
+        if (a[i])
+            v_storem(w->dx[i], v_tailmask(a[i]), prev[i]);
+    for (size_t k = 1; k < nv; k++) {
+        bwd_apply_vec(w, dg, db, k * LN_W, 0, none, R, first, 0, cur);
+#pragma GCC unroll 4
+        for (unsigned i = 0; i < R; i++) {
+            v_store(w->dx[i] + a[i] + (k - 1) * LN_W, v_join(prev[i], cur[i], jx[i]));
+            prev[i] = cur[i];
+        }
+    }
+    /* Left per row: lanes a_i on of the last full vector, then the tail's t lanes. */
+    if (t)
+        bwd_apply_vec(w, dg, db, nv * LN_W, 1, v_tailmask(t), R, first, 0, cur);
+    else
+#pragma GCC unroll 4
+        for (unsigned i = 0; i < R; i++)
+            cur[i] = v_zero();
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < R; i++) {
+        float *d = w->dx[i] + a[i] + (nv - 1) * LN_W;
+        const unsigned left = LN_W - a[i] + t;
+        const V last = v_join(prev[i], cur[i], jx[i]);
+        if (left < LN_W) {
+            v_storem(d, v_tailmask(left), last);
+        } else {
+            v_store(d, last);
+            if (left > LN_W)
+                v_storem(d + LN_W, v_tailmask(left - LN_W), v_join(cur[i], v_zero(), jx[i]));
+        }
+    }
+    return 1;
+}
+#else
+LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int first)
+{
+    (void)w, (void)n, (void)R, (void)first;
+    return 0; /* no two-source permute, or bf16 rows */
+}
+#endif
 
 /* args.nt: the f32 arguments only (bf16 rows are not streamed). */
 LN_INLINE unsigned bwd_nt(const ln_body_bwd_args *a)
@@ -313,7 +395,7 @@ LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
  */
 LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double inv_n, size_t r,
                              unsigned R, size_t ahead, float *dg, float *db, int first, int full,
-                             int rms, int acc, int stream)
+                             int rms, int acc, int stream, int join)
 {
     ln_bwd_rows w;
     w.gamma = a->gamma;
@@ -397,11 +479,11 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     if (h > LN_W) {
         if (ahead)
             bwd_apply_cols(&w, 0, n, R, first, 0, 1);
-        else
+        else if (!(join && bwd_apply_joined(&w, n, R, first)))
             bwd_apply_cols(&w, 0, n, R, first, 0, 0);
     } else {
         if (h)
-            bwd_apply_vec(&w, dg, db, 0, 1, v_tailmask(h), R, first, 0);
+            bwd_apply_vec(&w, dg, db, 0, 1, v_tailmask(h), R, first, 0, NULL);
         if (ahead)
             bwd_apply_cols(&w, h, n, R, first, 1, 1);
         else
@@ -417,12 +499,13 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
    covers every float. */
 LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, double inv_n,
                                  size_t r, size_t r0, size_t r1, unsigned R, float *dg,
-                                 float *db, int full, int rms, int acc, int stream, int hints)
+                                 float *db, int full, int rms, int acc, int stream, int hints,
+                                 int join)
 {
     const size_t ahead = hints && LN_COLD(a) ? ln_prefetch_rows(p->n, R) : 0;
     for (; r + R <= r1; r += R)
         if (!backward_group(a, p, inv_n, r, R, r + ahead + R <= a->pf_rows ? ahead : 0, dg, db,
-                            r == r0, full, rms, acc, stream))
+                            r == r0, full, rms, acc, stream, join))
             for (unsigned i = 0; i < R; i++)
                 ln_backward_row_double(a, r + i, dg, db, r + i == r0);
     return r;
@@ -437,39 +520,76 @@ LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, do
    calls that are rare in training. */
 #define LN_BWD_R2_COLS 32768
 LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
-                             float *dg, float *db, int full, int rms, int acc, int hints)
+                             float *dg, float *db, int full, int rms, int acc, int hints,
+                             int join)
 {
     const double inv_n = 1.0 / (double)p->n;
     size_t r = r0;
     if (full && p->n <= LN_SMALL_COLS)
-        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, 0, hints);
+        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, 0, hints, join);
     else if (full && p->n <= LN_BWD_R2_COLS)
-        r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc, 0, hints);
-    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, 0, hints);
+        r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc, 0, hints, join);
+    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, 0, hints, join);
 }
 
 /* One function per instantiation: each gets its own register allocation (inlined into
    one, the pass-B loops spilled their pointers). The cold training cases whose dx does not
    stream (float ACCUMULATE, bf16 rows) get copies with the hints: in the warm copies the
-   hints' loops cost 1-4 % at 64-512 columns even untaken. */
-#define LN_BWD_ROWS_FN(name, full, rms, acc, hints)                                           \
+   hints' loops cost 1-4 % at 64-512 columns even untaken. Rows whose dx is off its
+   alignment get copies with joined dx stores (bwd_apply_joined): compiled into the
+   aligned copies, even untaken, it cost 768 columns 1-4 % (hot, AVX-512). */
+#define LN_BWD_ROWS_FN(name, full, rms, acc, hints, join)                                     \
     static __attribute__((noinline)) void name(const ln_body_bwd_args *a, const ln_plan *p,   \
                                                size_t r0, size_t r1, float *dg, float *db)    \
     {                                                                                         \
-        backward_rows(a, p, r0, r1, dg, db, full, rms, acc, hints);                           \
+        backward_rows(a, p, r0, r1, dg, db, full, rms, acc, hints, join);                     \
     }
-LN_BWD_ROWS_FN(bwd_rows_full, 1, 0, 0, 0)
-LN_BWD_ROWS_FN(bwd_rows_full_rms, 1, 1, 0, 0)
-LN_BWD_ROWS_FN(bwd_rows_full_acc, 1, 0, 1, 0)
-LN_BWD_ROWS_FN(bwd_rows_full_rms_acc, 1, 1, 1, 0)
+LN_BWD_ROWS_FN(bwd_rows_full, 1, 0, 0, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_rms, 1, 1, 0, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_acc, 1, 0, 1, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_rms_acc, 1, 1, 1, 0, 0)
 LN_BWD_ROWS_FN(bwd_rows_any, 0, (a->flags & LN_FLAG_RMS_NORM) != 0,
-               (a->dx && (a->flags & LN_FLAG_ACCUMULATE)), 0)
+               (a->dx && (a->flags & LN_FLAG_ACCUMULATE)), 0, 0)
 #ifdef LN_ELEM_F32
-LN_BWD_ROWS_FN(bwd_rows_cold_acc, 1, 0, 1, 1)
-LN_BWD_ROWS_FN(bwd_rows_cold_rms_acc, 1, 1, 1, 1)
+LN_BWD_ROWS_FN(bwd_rows_cold_acc, 1, 0, 1, 1, 0)
+LN_BWD_ROWS_FN(bwd_rows_cold_rms_acc, 1, 1, 1, 1, 0)
 #else
-LN_BWD_ROWS_FN(bwd_rows_cold, 1, 0, 0, 1) /* bf16 rows have no flags */
+LN_BWD_ROWS_FN(bwd_rows_cold, 1, 0, 0, 1, 0) /* bf16 rows have no flags */
 #endif
+#if defined LN_JOIN && defined LN_ELEM_F32
+LN_BWD_ROWS_FN(bwd_rows_full_join, 1, 0, 0, 0, 1)
+LN_BWD_ROWS_FN(bwd_rows_full_rms_join, 1, 1, 0, 0, 1)
+LN_BWD_ROWS_FN(bwd_rows_full_acc_join, 1, 0, 1, 0, 1)
+LN_BWD_ROWS_FN(bwd_rows_full_rms_acc_join, 1, 1, 1, 0, 1)
+#endif
+
+/* Whether some row of dx is off its alignment (dx itself, or a stride off the vector) in
+   rows long enough for bwd_apply_joined: such calls take the _join copies. */
+LN_INLINE int bwd_join(const ln_body_bwd_args *a)
+{
+#if defined LN_JOIN && defined LN_ELEM_F32
+    const uintptr_t mis = ((uintptr_t)a->dx | a->lddx * sizeof(float)) % LN_VALIGN;
+    return mis != 0 && mis % sizeof(float) == 0 && a->cols >= LN_JOIN_MIN_VECS * LN_W;
+#else
+    (void)a;
+    return 0;
+#endif
+}
+
+/* The warm training loops of one kind (suffix: none, or _join). Direct calls, not a table
+   of them: called directly, each copy got its constants propagated (a .constprop clone);
+   through a table 768 columns ran 1.5-2.7 % slower (hot, AVX-512). */
+#define LN_BWD_WARM(sfx)                                                                      \
+    do {                                                                                      \
+        if (!rms && !acc)                                                                     \
+            bwd_rows_full##sfx(a, &p, r0, r1, dg, db);                                        \
+        else if (!acc)                                                                        \
+            bwd_rows_full_rms##sfx(a, &p, r0, r1, dg, db);                                    \
+        else if (!rms)                                                                        \
+            bwd_rows_full_acc##sfx(a, &p, r0, r1, dg, db);                                    \
+        else                                                                                  \
+            bwd_rows_full_rms_acc##sfx(a, &p, r0, r1, dg, db);                                \
+    } while (0)
 
 /* Streamed dx (args.nt: the call's outputs exceed the cache), any flags but ACCUMULATE
    (which reads dx back). Such calls run at memory speed, where interleaving rows gains
@@ -479,7 +599,7 @@ static __attribute__((noinline)) void bwd_rows_stream(const ln_body_bwd_args *a,
                                                       float *dg, float *db)
 {
     backward_groups(a, p, 1.0 / (double)p->n, r0, r0, r1, 1, dg, db, 0,
-                    (a->flags & LN_FLAG_RMS_NORM) != 0, 0, 1, 1);
+                    (a->flags & LN_FLAG_RMS_NORM) != 0, 0, 1, 1, 0);
 }
 
 static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
@@ -516,15 +636,12 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
 #else
         bwd_rows_cold(a, &p, r0, r1, dg, db);
 #endif
+    } else if (full && bwd_join(a)) {
+#if defined LN_JOIN && defined LN_ELEM_F32
+        LN_BWD_WARM(_join);
+#endif
     } else if (full) {
-        if (!rms && !acc)
-            bwd_rows_full(a, &p, r0, r1, dg, db);
-        else if (rms && !acc)
-            bwd_rows_full_rms(a, &p, r0, r1, dg, db);
-        else if (!rms)
-            bwd_rows_full_acc(a, &p, r0, r1, dg, db);
-        else
-            bwd_rows_full_rms_acc(a, &p, r0, r1, dg, db);
+        LN_BWD_WARM();
     } else {
         bwd_rows_any(a, &p, r0, r1, dg, db);
     }
