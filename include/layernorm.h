@@ -119,8 +119,9 @@ LN_API int ln_forward_f32(const float *x, const float *gamma, const float *beta,
  * mean from the row itself. Rows shorter than 16 columns, and rows whose float sums
  * would overflow, are computed in double.
  * Checks, in order: rows == 0 no-op; NULL; shape; alias; then LN_ERR_NOMEM if the
- * scratch for dgamma/dbeta (24 bytes per column; 8 with LN_FLAG_ACCUMULATE and at most
- * 64 rows) cannot be had. That scratch is allocated only when dgamma or dbeta is
+ * scratch for dgamma/dbeta (24 bytes per column, columns counted up to a multiple of 16,
+ * plus 8 per column for each further 64-row block on threads; 8 with LN_FLAG_ACCUMULATE
+ * and at most 64 rows) cannot be had. That scratch is allocated only when dgamma or dbeta is
  * requested and rows > 64 or (ln_backward_ex_f32) LN_FLAG_ACCUMULATE is set; with
  * LN_FLAG_ACCUMULATE any row count, even 1, may therefore give LN_ERR_NOMEM. Without
  * dgamma and dbeta it is never returned.

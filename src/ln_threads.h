@@ -3,6 +3,7 @@
 #define LN_THREADS_H
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "ln_internal.h"
 
@@ -36,6 +37,23 @@ static inline int ln_threads_for(size_t work, size_t min_work, size_t units)
     if (atomic_load_explicit(&ln_threads_setting, memory_order_relaxed) == 1)
         return 1;
     return ln_threads_team_size(work, min_work, units);
+}
+
+/*
+ * The scratch of dgamma/dbeta partials: every partial vector (cols floats) starts on a
+ * 64-byte line, ln_part_stride(cols) floats after the last, from ln_part_base of an
+ * allocation LN_PART_SLACK bytes larger than it holds. The kernels load and store each
+ * partial once per vector of a row group; from malloc's 16-byte alignment their 64-byte
+ * accesses split lines, and a hot backward of 65 rows ran 1.2-1.3x the per-element time
+ * of 64 rows, whose partials were the caller's aligned dgamma and dbeta (AVX-512,
+ * 768-1600 columns). The runner keeps malloc and calloc (tests stand in for calloc to
+ * reach LN_ERR_NOMEM).
+ */
+#define LN_PART_SLACK 63
+static inline size_t ln_part_stride(size_t cols) { return (cols + 15) / 16 * 16; }
+static inline float *ln_part_base(void *mem)
+{
+    return (float *)(((uintptr_t)mem + LN_PART_SLACK) & ~(uintptr_t)LN_PART_SLACK);
 }
 
 /* A row range [i0, i1) of a forward, or an element range of an elementwise operation. */

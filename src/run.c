@@ -76,29 +76,34 @@ static int blocks_one_thread(ln_block_fn block, const void *ctx, size_t rows, si
        those values, in double and rounded once, are the general path's bits (there
        0.0 + (double)p is exact), without its double accumulators to clear and fold. The
        scratch is malloc'ed, not calloc'ed: the kernel writes every partial. */
+    const size_t ps = ln_part_stride(n);
     if (rows <= LN_BWD_BLOCK) {
-        float *part = malloc(2 * n * sizeof(float));
-        if (!part)
+        void *mem = malloc(2 * ps * sizeof(float) + LN_PART_SLACK);
+        if (!mem)
             return LN_ERR_NOMEM;
-        block(ctx, 0, rows, dgamma ? part : NULL, dbeta ? part + n : NULL);
+        float *part = ln_part_base(mem);
+        block(ctx, 0, rows, dgamma ? part : NULL, dbeta ? part + ps : NULL);
         if (dgamma)
             add_in_double(dgamma, part, n);
         if (dbeta)
-            add_in_double(dbeta, part + n, n);
-        free(part);
+            add_in_double(dbeta, part + ps, n);
+        free(mem);
         return LN_OK;
     }
     /* Double accumulators: the fold adds rows/64 partials per column, and double keeps
        that rounding far below the float partials' own. */
-    double *acc = calloc(2 * n, sizeof(double) + sizeof(float));
-    if (!acc)
+    void *mem = calloc(1, 2 * ps * sizeof(float) + 2 * n * sizeof(double) + LN_PART_SLACK);
+    if (!mem)
         return LN_ERR_NOMEM;
-    float *part = (float *)(acc + 2 * n);
+    float *part = ln_part_base(mem);
+    double *acc = (double *)(part + 2 * ps);
     for (size_t r0 = 0; r0 < rows; r0 += LN_BWD_BLOCK) {
         const size_t r1 = rows - r0 < LN_BWD_BLOCK ? rows : r0 + LN_BWD_BLOCK;
-        block(ctx, r0, r1, dgamma ? part : NULL, dbeta ? part + n : NULL);
-        for (size_t j = 0; j < 2 * n; j++)
+        block(ctx, r0, r1, dgamma ? part : NULL, dbeta ? part + ps : NULL);
+        for (size_t j = 0; j < n; j++) {
             acc[j] += (double)part[j];
+            acc[n + j] += (double)part[ps + j];
+        }
     }
     /* Accumulation adds the caller's value once, after the fold: one rounding, and the
        same bits however the rows were blocked. */
@@ -108,7 +113,7 @@ static int blocks_one_thread(ln_block_fn block, const void *ctx, size_t rows, si
         if (dbeta)
             dbeta[j] = (float)(acc[n + j] + (accumulate ? (double)dbeta[j] : 0.0));
     }
-    free(acc);
+    free(mem);
     return LN_OK;
 }
 

@@ -131,8 +131,10 @@ typedef struct team {
     size_t n, grain;
     size_t rows, cols, blocks;
     int accumulate;
-    float *dgamma, *dbeta, *part; /* part: 2 * cols floats per block, NULL: no partials */
+    float *dgamma, *dbeta, *part; /* part: 2 ln_part_stride(cols) floats per block, NULL:
+                                     no partials */
     double *acc;                  /* 2 * cols */
+    void *mem;                    /* what holds part and acc */
     edges e;
 } team;
 
@@ -173,18 +175,19 @@ void ln_threads_ranges(ln_range_fn fn, const void *ctx, size_t n, size_t grain, 
     EDGE_TO(&tm.e.join);
 }
 
-/* out[j0..j1) = the sum over blocks of part[b * 2n + j] in block order in double, plus
-   out's own value last when accumulating: ln_backward_run's additions, in its order. */
-static void fold(const team *tm, size_t off, size_t j0, size_t j1, float *out)
+/* out[j0..j1) = the sum over blocks of their partial `which` (0 dgamma, 1 dbeta) in
+   block order in double, plus out's own value last when accumulating:
+   ln_backward_run's additions, in its order. */
+static void fold(const team *tm, size_t which, size_t j0, size_t j1, float *out)
 {
-    const size_t n = tm->cols;
-    double *acc = tm->acc + off;
-    const float *part = tm->part + off;
+    const size_t ps = ln_part_stride(tm->cols);
+    double *acc = tm->acc + which * tm->cols;
+    const float *part = tm->part + which * ps;
     for (size_t j = j0; j < j1; j++)
         acc[j] = 0.0;
     for (size_t b = 0; b < tm->blocks; b++)
         for (size_t j = j0; j < j1; j++)
-            acc[j] += (double)part[b * 2 * n + j];
+            acc[j] += (double)part[b * 2 * ps + j];
     for (size_t j = j0; j < j1; j++)
         out[j] = (float)(acc[j] + (tm->accumulate ? (double)out[j] : 0.0));
 }
@@ -195,15 +198,15 @@ static void blocks_member(team *tm)
 {
     EDGE_TO(&tm->e.fork);
     const size_t i = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-    const size_t n = tm->cols, nb = tm->blocks, rows = tm->rows;
+    const size_t n = tm->cols, nb = tm->blocks, rows = tm->rows, ps = ln_part_stride(n);
     size_t b0, b1;
     share(nb, i, nt, &b0, &b1);
     if (!tm->part && b0 < b1) /* no partials: the blocks need not be cut */
         tm->block(tm->ctx, b0 * LN_BWD_BLOCK, b1 == nb ? rows : b1 * LN_BWD_BLOCK, NULL, NULL);
     for (size_t b = b0; tm->part && b < b1; b++) {
         const size_t r0 = b * LN_BWD_BLOCK, r1 = b + 1 == nb ? rows : r0 + LN_BWD_BLOCK;
-        float *p = tm->part + b * 2 * n;
-        tm->block(tm->ctx, r0, r1, tm->dgamma ? p : NULL, tm->dbeta ? p + n : NULL);
+        float *p = tm->part + b * 2 * ps;
+        tm->block(tm->ctx, r0, r1, tm->dgamma ? p : NULL, tm->dbeta ? p + ps : NULL);
     }
     if (tm->part) {
         EDGE_FROM(&tm->e.barrier);
@@ -214,7 +217,7 @@ static void blocks_member(team *tm)
         if (tm->dgamma)
             fold(tm, 0, j0, j1, tm->dgamma);
         if (tm->dbeta)
-            fold(tm, n, j0, j1, tm->dbeta);
+            fold(tm, 1, j0, j1, tm->dbeta);
     }
     if (i == 0)
         atomic_store_explicit(&g_last_team, (int)nt, memory_order_relaxed);
@@ -234,14 +237,16 @@ int ln_threads_blocks(ln_block_fn block, const void *ctx, size_t rows, size_t co
     team tm = {.block = block, .ctx = ctx, .rows = rows, .cols = cols, .blocks = nb,
                .accumulate = accumulate, .dgamma = dgamma, .dbeta = dbeta};
     if (dgamma || dbeta) {
-        tm.acc = malloc(2 * n * sizeof(double) + nb * 2 * n * sizeof(float));
-        if (!tm.acc)
+        const size_t ps = ln_part_stride(n);
+        tm.mem = malloc(nb * 2 * ps * sizeof(float) + 2 * n * sizeof(double) + LN_PART_SLACK);
+        if (!tm.mem)
             return LN_ERR_NOMEM;
-        tm.part = (float *)(tm.acc + 2 * n);
+        tm.part = ln_part_base(tm.mem);
+        tm.acc = (double *)(tm.part + nb * 2 * ps);
     }
     EDGE_FROM(&tm.e.fork);
     blocks_team(&tm, t);
     EDGE_TO(&tm.e.join);
-    free(tm.acc);
+    free(tm.mem);
     return LN_OK;
 }
