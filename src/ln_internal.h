@@ -103,6 +103,9 @@ typedef void (*ln_bf16_bwd_fn)(const ln_bf16_bwd_args *a, size_t r0, size_t r1,
 /* Elementwise over n floats; kind is LN_GELU_TANH or LN_GELU_ERF (validated). y == x and
    dx == dy or dx == x exactly are allowed: every element is read before it is written. */
 typedef void (*ln_gelu_fwd_fn)(const float *x, float *y, size_t n, int kind);
+/* Or'ed into the forward's kind by the runner when y reaches ln_nt_bytes: write it with
+   non-temporal stores where the kernel has them (x86); the values are the same. */
+#define LN_GELU_NT 0x100
 typedef void (*ln_gelu_bwd_fn)(const float *dy, const float *x, float *dx, size_t n, int kind);
 
 /*

@@ -194,8 +194,17 @@ int ln_bf16_backward_run(const ln_kernels *k, const ln_bf16_bwd_args *a, size_t 
 
 static size_t gelu_chunks(size_t n) { return n / LN_GELU_CHUNK + (n % LN_GELU_CHUNK != 0); }
 
+/* The forward's kind with LN_GELU_NT when its output (n floats) reaches ln_nt_bytes, the
+   rule of the LayerNorm outputs: x86 kernels then stream it (kernels/gelu_body.h; the
+   backward gained nothing from streaming and is not asked to). */
+static int gelu_kind(int kind, size_t n)
+{
+    return n * sizeof(float) >= ln_nt_bytes() ? kind | LN_GELU_NT : kind;
+}
+
 void ln_gelu_forward_run(const ln_kernels *k, const float *x, float *y, size_t n, int kind)
 {
+    kind = gelu_kind(kind, n);
     const int t = ln_threads_for(n, LN_THREAD_MIN_GELU, gelu_chunks(n));
     if (t > 1) {
         const gelu_args g = {NULL, x, y, kind};

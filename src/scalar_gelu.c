@@ -45,6 +45,7 @@ static double gelu_grad(double x, int kind)
 
 void ln_gelu_forward_scalar(const float *x, float *y, size_t n, int kind)
 {
+    kind &= ~LN_GELU_NT; /* ordinary stores only */
     for (size_t i = 0; i < n; i++)
         y[i] = (float)gelu(x[i], kind);
 }

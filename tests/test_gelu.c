@@ -236,20 +236,22 @@ static void specials(void **state)
     }
 }
 
-/* Every length 1..70 flush against a guard page at the end and at the start (tails are
-   masked), and in place (y == x, dx == dy, dx == x) gives the out-of-place bits. */
+/* Every length 1..140 flush against a guard page at the end and at the start (tails are
+   masked), and in place (y == x, dx == dy, dx == x) gives the out-of-place bits. So does
+   the forward asked to stream (LN_GELU_NT: a masked head up to y's alignment, then
+   non-temporal stores on x86; flush at the end, y takes every alignment as n varies). */
 static void guard_pages_and_in_place(void **state)
 {
     (void)state;
     tu_rng r = {29};
     for (int at_end = 0; at_end < 2; at_end++)
-        for (size_t n = 1; n <= 70; n++)
+        for (size_t n = 1; n <= 140; n++)
             for (int kind = 0; kind < 2; kind++) {
-                tu_guard G[4];
+                tu_guard G[5];
                 float *x = tu_guard_alloc(&G[0], n, at_end), *y = tu_guard_alloc(&G[1], n, at_end);
                 float *dy = tu_guard_alloc(&G[2], n, at_end),
-                      *dx = tu_guard_alloc(&G[3], n, at_end);
-                float io[70];
+                      *dx = tu_guard_alloc(&G[3], n, at_end), *ys = tu_guard_alloc(&G[4], n, at_end);
+                float io[140];
                 tu_fill_normal(&r, x, n, 0, 3);
                 tu_fill_normal(&r, dy, n, 0, 1);
                 g_k->gelu_forward(x, y, n, kind);
@@ -257,13 +259,18 @@ static void guard_pages_and_in_place(void **state)
                 memcpy(io, x, n * 4);
                 g_k->gelu_forward(io, io, n, kind);
                 assert_memory_equal(io, y, n * 4);
+                g_k->gelu_forward(x, ys, n, kind | LN_GELU_NT);
+                assert_memory_equal(ys, y, n * 4);
+                memcpy(io, x, n * 4);
+                g_k->gelu_forward(io, io, n, kind | LN_GELU_NT);
+                assert_memory_equal(io, y, n * 4);
                 memcpy(io, dy, n * 4);
                 g_k->gelu_backward(io, x, io, n, kind);
                 assert_memory_equal(io, dx, n * 4);
                 memcpy(io, x, n * 4);
                 g_k->gelu_backward(dy, io, io, n, kind);
                 assert_memory_equal(io, dx, n * 4);
-                for (int i = 0; i < 4; i++)
+                for (int i = 0; i < 5; i++)
                     tu_guard_free(&G[i]);
             }
 }

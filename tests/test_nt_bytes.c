@@ -1,4 +1,4 @@
-/* test_nt_bytes.c - LN_NT_BYTES parsing, and the runner's streamed forward against the plain one. */
+/* test_nt_bytes.c - LN_NT_BYTES parsing, and the runner's streamed outputs against plain ones. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,12 +51,33 @@ static void runner_output_same_bits(void **state)
     free(x), free(g), free(b), free(y1), free(y2);
 }
 
+/* GELU's forward through the runner (LN_GELU_NT from the threshold on) against the active
+   kernel asked for ordinary stores: the same bits, y misaligned by one float, nothing
+   written around it. */
+static void runner_gelu_same_bits(void **state)
+{
+    (void)state;
+    const size_t n = 1000;
+    float *x = malloc(n * sizeof *x), *y1 = calloc(n + 2, sizeof *y1);
+    float *y2 = calloc(n + 2, sizeof *y2);
+    assert_true(x && y1 && y2);
+    tu_rng rng = {10};
+    tu_fill_normal(&rng, x, n, 0.0, 3.0);
+    for (int kind = LN_GELU_TANH; kind <= LN_GELU_ERF; kind++) {
+        ln_gelu_forward_run(ln_active(), x, y1 + 1, n, kind);
+        ln_active()->gelu_forward(x, y2 + 1, n, kind);
+        assert_memory_equal(y1, y2, (n + 2) * sizeof *y1);
+    }
+    free(x), free(y1), free(y2);
+}
+
 int main(int argc, char **argv)
 {
     g_expect = argc > 1 ? argv[1] : "default";
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(threshold_is_parsed),
         cmocka_unit_test(runner_output_same_bits),
+        cmocka_unit_test(runner_gelu_same_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
