@@ -289,7 +289,9 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
  * AVX-512; rows padded to 1616 floats: 1.01x; only dx padded: 1.21x, so the split stores
  * cost most of it). dx may be dy: block k - 1 is stored after vector k's loads, and no
  * later load reaches its columns. Returns 0 (nothing done) when the rows are aligned
- * already, not float-aligned, or shorter than two vectors.
+ * already, not float-aligned, or shorter than LN_JOIN_MIN_VECS vectors: four-row groups
+ * of 50-200 columns ran 1.09-1.22x slower joined (the per-row head and end cost more
+ * than the split stores they saved), 257-300 columns 0.96-1.01x.
  */
 #define LN_JOIN_MIN_VECS 16
 LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int first)
