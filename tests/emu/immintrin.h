@@ -239,6 +239,30 @@ LN_EMU __m256i _mm256_loadu_si256(const void *p)
 }
 LN_EMU void _mm256_storeu_si256(void *p, __m256i v) { memcpy(p, v.h, sizeof v.h); }
 LN_EMU void _mm512_storeu_si512(void *p, __m512i v) { memcpy(p, v.h, sizeof v.h); }
+/* Streams trap when misaligned, as the hardware faults. */
+LN_EMU void _mm256_stream_si256(void *p, __m256i v)
+{
+    if ((uintptr_t)p % 32)
+        __builtin_trap();
+    _mm256_storeu_si256(p, v);
+}
+LN_EMU void _mm512_stream_si512(void *p, __m512i v)
+{
+    if ((uintptr_t)p % 64)
+        __builtin_trap();
+    _mm512_storeu_si512(p, v);
+}
+LN_EMU __m512i _mm512_castsi256_si512(__m256i v)
+{
+    __m512i r = {{0}}; /* the upper half is undefined on hardware; zero here */
+    memcpy(r.h, v.h, sizeof v.h);
+    return r;
+}
+LN_EMU __m512i _mm512_inserti64x4(__m512i a, __m256i b, int imm)
+{
+    memcpy(a.h + (imm & 1) * 16, b.h, sizeof b.h);
+    return a;
+}
 LN_EMU __m256i _mm256_maskz_loadu_epi16(__mmask16 m, const void *p)
 {
     __m256i r;
