@@ -37,9 +37,9 @@
  * Environment (each read once, at the first call): LN_MAX_ISA (ln_set_max_isa),
  * LN_NUM_THREADS (ln_set_num_threads), LN_NT_BYTES: outputs of a call at least this many
  * bytes are written with non-temporal stores on x86 (f32 LayerNorm's y and dx, not with
- * LN_FLAG_ACCUMULATE; GELU's forward y), and such calls prefetch ahead (decimal,
- * optional K/M/G suffix; 0 = always; default min(last-level cache, 32 MiB)).
- * bf16 calls, which never stream, count all their operands' bytes for the prefetch.
+ * LN_FLAG_ACCUMULATE; bf16 y, and bf16 dx with AVX-512; GELU's forward y), and such calls
+ * prefetch ahead (decimal, optional K/M/G suffix; 0 = always; default min(last-level
+ * cache, 32 MiB)). bf16 calls count all their operands' bytes against it.
  * Results are bitwise the same either way.
  */
 

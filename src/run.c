@@ -134,9 +134,9 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
    (the bytes are the outputs'), prefetch their cold rows and keep the row-by-row apply
    (kernels/ln_forward.h), and the backward prefetches the rows its next groups read
    (kernels/ln_common.h), up to the call's last row (pf_rows, set here for backward:
-   its kernel calls are 64-row blocks). No bf16 kernel streams (its stores are packed
-   halves), so for bf16 the flag only says that the operands come from memory, and the
-   bytes are all of them: counting the outputs alone, the 64 MiB-input calls of the
+   its kernel calls are 64-row blocks). For bf16 the bytes are all the operands' (their
+   kernels stream y, and on AVX-512 dx, where the element files allow): counting the
+   outputs alone, before bf16 streamed, the 64 MiB-input calls of the
    bench's cold regime (32 MiB of bf16 x, 32 MiB of y, 768 columns) fell 512 bytes short of
    the 32 MiB default and ran the warm grouped apply, 0.83x. */
 #define WITH_NT(T, a, bytes, extra)                                                       \

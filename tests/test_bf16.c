@@ -448,6 +448,57 @@ static void cold_same_bits(void **state)
     }
 }
 
+/* Streamed outputs (nt = 1) go out as whole lines from the row's first line boundary on,
+   with ordinary stores before and after; the groups of the backward stream only when their
+   rows share an offset in a line. Every offset of y and dx in a 64-byte line, with a row
+   stride that moves each row to another offset and one that keeps them in step, against
+   nt = 0: the same bits, and the 64 bytes on each side of the rows untouched. */
+static void streamed_every_line_offset(void **state)
+{
+    (void)state;
+    static const size_t cols[] = {16, 47, 64, 100, 131, 768};
+    enum { rows = 5, pad = 32 };
+    tu_rng rng = {37};
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+        for (int step = 0; step < 2; step++) {
+            const size_t n = cols[c], ld = step ? (n + 31) / 32 * 32 : n + 5;
+            const size_t len = rows * ld + 2 * pad, bytes = (len * 2 + 127) / 64 * 64;
+            uint16_t *x = malloc(rows * ld * 2), *dy = malloc(rows * ld * 2);
+            uint16_t *o[2] = {aligned_alloc(64, bytes), aligned_alloc(64, bytes)};
+            float *g = malloc(n * 4), *b = malloc(n * 4), m[rows], rs[rows];
+            float *pg = malloc(4 * n * 4);
+            assert_true(x && dy && o[0] && o[1] && g && b && pg);
+            fill_bf16(&rng, x, rows * ld, 1, 2);
+            fill_bf16(&rng, dy, rows * ld, 0, 1);
+            tu_fill_normal(&rng, g, n, 0, 1);
+            tu_fill_normal(&rng, b, n, 0, 1);
+            for (size_t off = 0; off < 32; off++) {
+                for (int k = 0; k < 2; k++) { /* y, then dx, at pad + off */
+                    memset(o[0], 0xA5, bytes);
+                    memset(o[1], 0xA5, bytes);
+                    for (unsigned nt = 0; nt < 2; nt++) {
+                        uint16_t *out = o[nt] + pad + off;
+                        if (k == 0) {
+                            const ln_bf16_fwd_args a = {x, ld, g, b, out, ld, m, rs, n, 1e-5f, nt};
+                            g_k->bf16_forward(&a, 0, rows);
+                        } else {
+                            const ln_bf16_bwd_args a = {dy, ld, x, ld, g, m, rs, out, ld, n, nt, rows};
+                            g_k->bf16_backward(&a, 0, rows, pg + 2 * n * nt, pg + 2 * n * nt + n);
+                        }
+                    }
+                    assert_memory_equal(o[0], o[1], bytes);
+                    for (size_t i = 0; i < pad + off; i++)
+                        assert_int_equal(o[0][i], 0xA5A5);
+                    for (size_t i = pad + off + (rows - 1) * ld + n; i < bytes / 2; i++)
+                        assert_int_equal(o[0][i], 0xA5A5);
+                    if (k)
+                        assert_memory_equal(pg, pg + 2 * n, 2 * n * 4);
+                }
+            }
+            free(x), free(dy), free(o[0]), free(o[1]), free(g), free(b), free(pg);
+        }
+}
+
 /* The record of the same ISA that rounds with integer shifts, for a record using the
    ISA's BF16 conversion instruction; NULL for any other record. */
 static const ln_kernels *shift_sibling(const ln_kernels *k)
@@ -587,6 +638,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(backward_matches_oracle),
         cmocka_unit_test(in_place_and_repeatable),
         cmocka_unit_test(cold_same_bits),
+        cmocka_unit_test(streamed_every_line_offset),
         cmocka_unit_test(native_matches_shift),
         cmocka_unit_test(cpu_extension_consistent),
     };

@@ -27,7 +27,7 @@ typedef struct ln_body_fwd_args {
     unsigned flags;
     const uint16_t *residual;
     uint16_t *sum;
-    unsigned nt; /* x and y exceed the cache: prefetch (bf16 rows are never streamed) */
+    unsigned nt; /* x and y exceed the cache: prefetch, stream y where the kernel can */
 } ln_body_fwd_args;
 
 typedef struct ln_body_bwd_args {
@@ -40,7 +40,7 @@ typedef struct ln_body_bwd_args {
     size_t lddx;
     size_t cols;
     unsigned flags;
-    unsigned nt; /* dy, x and dx exceed the cache: prefetch (bf16 never streams) */
+    unsigned nt; /* dy, x and dx exceed the cache: prefetch, stream dx where it can */
     size_t pf_rows;
 } ln_body_bwd_args;
 

@@ -5,6 +5,12 @@
 #include "kernels/ln_common.h"
 #include "kernels/tiny_backward.h"
 
+/* dx streams (args.nt) where the element type streams, unless its kernel file keeps the
+   backward's prefetched ordinary stores (LN_BWD_NO_STREAM: measured faster there). */
+#if defined LN_E_STREAM && !defined LN_BWD_NO_STREAM
+#define LN_BWD_STREAM 1
+#endif
+
 /* Per-row state of a backward group: pointers, the reduce pass's sums, dx's constants. */
 typedef struct ln_bwd_rows {
     const LN_ELEM *x[LN_RMAX], *dy[LN_RMAX];
@@ -203,8 +209,8 @@ LN_INLINE void bwd_apply_vec(const ln_bwd_rows *w, float *restrict dg, float *re
                              size_t c, int tail, VM tm, unsigned R, int first, int stream,
                              V *out)
 {
-#ifndef LN_ELEM_F32
-    (void)stream; /* only float rows stream */
+#ifndef LN_BWD_STREAM
+    (void)stream; /* this element type does not stream */
 #endif
     V gv = v_zero(), vdg = v_zero(), vdb = v_zero();
     if (w->hg && w->hdx)
@@ -225,9 +231,9 @@ LN_INLINE void bwd_apply_vec(const ln_bwd_rows *w, float *restrict dg, float *re
                 v = v_add(eload_t(w->dx[i] + c, tail, tm), v);
             if (out)
                 out[i] = v;
-#ifdef LN_ELEM_F32
+#ifdef LN_BWD_STREAM
             else if (stream)
-                v_stream(w->dx[i] + c, v);
+                e_stream(w->dx[i] + c, v);
             else
 #endif
                 estore_t(w->dx[i] + c, v, tail, tm);
@@ -263,6 +269,27 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
     float *restrict dg = w->dg, *restrict db = w->db;
     const VM tm = v_tailmask((unsigned)((n - c0) % LN_W));
     size_t c = c0;
+#if defined LN_BWD_STREAM && defined LN_HAVE_E_STREAM2
+    if (stream) { /* whole lines in pairs, the rest stored normally: as the forward's apply */
+        enum { pairs = 64 / (2 * LN_EALIGN) };
+        while ((uintptr_t)(w->dx[0] + c) % 64 && c + LN_W <= n) {
+            bwd_apply_vec(w, dg, db, c, 0, tm, R, first, 0, NULL);
+            c += LN_W;
+        }
+        for (; c + 2 * pairs * LN_W <= n; c += 2 * pairs * LN_W)
+            for (size_t k = c; k < c + 2 * pairs * LN_W; k += 2 * LN_W) {
+                V lo[LN_RMAX] = {v_zero()}, hi[LN_RMAX] = {v_zero()}; /* all written: dx streams */
+                if (pf)
+                    bwd_prefetch(w, k, R);
+                bwd_apply_vec(w, dg, db, k, 0, tm, R, first, 0, lo);
+                bwd_apply_vec(w, dg, db, k + LN_W, 0, tm, R, first, 0, hi);
+#pragma GCC unroll 4
+                for (unsigned i = 0; i < R; i++)
+                    e_stream2(w->dx[i] + k, lo[i], hi[i]);
+            }
+        stream = 0;
+    }
+#endif
     for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
         if (pf)
             bwd_prefetch(w, c, R);
@@ -357,10 +384,10 @@ LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int f
 }
 #endif
 
-/* args.nt: the f32 arguments only (bf16 rows are not streamed). */
+/* args.nt where the element type streams (float; bf16 on x86). */
 LN_INLINE unsigned bwd_nt(const ln_body_bwd_args *a)
 {
-#ifdef LN_ELEM_F32
+#ifdef LN_BWD_STREAM
     return a->nt;
 #else
     (void)a;
@@ -370,18 +397,23 @@ LN_INLINE unsigned bwd_nt(const ln_body_bwd_args *a)
 
 /* Non-temporal dx: every row of the group must reach alignment after the same head (the
    columns are shared); the head goes out as one masked vector with ordinary stores.
-   Returns the head, or LN_W + 1 when the group cannot stream. */
+   Pairs (LN_HAVE_E_STREAM2) go on to a line boundary, so there the rows share their
+   offset in a line. Returns the head, or LN_W + 1 when the group cannot stream. */
 LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
 {
-#ifdef LN_ELEM_F32
-    const unsigned h = ln_head_lanes(w->dx[0]);
+#ifdef LN_BWD_STREAM
+    const unsigned h = e_head_lanes(w->dx[0]);
     for (unsigned i = 1; i < R; i++)
-        if (ln_head_lanes(w->dx[i]) != h)
+#ifdef LN_HAVE_E_STREAM2
+        if ((uintptr_t)w->dx[i] % 64 != (uintptr_t)w->dx[0] % 64)
+#else
+        if (e_head_lanes(w->dx[i]) != h)
+#endif
             return LN_W + 1;
     return h < LN_W && n >= h + 4 * LN_W ? h : LN_W + 1;
 #else
     (void)w, (void)R, (void)n;
-    return LN_W + 1; /* bf16 rows store packed halves: no streaming */
+    return LN_W + 1; /* this element type does not stream */
 #endif
 }
 
@@ -409,10 +441,6 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     w.hdx = full || a->dx;
     w.rms = rms;
     w.acc = acc;
-    w.pfdx = w.hdx && LN_COLD(a) && !stream;
-    w.ax = ahead * a->ldx;
-    w.ady = ahead * a->lddy;
-    w.adx = w.hdx && !stream ? ahead * a->lddx : 0;
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++) {
         w.x[i] = a->x + (r + i) * a->ldx;
@@ -423,6 +451,14 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
         w.sd[i][0] = w.sd[i][1] = v_zero();
     }
     const size_t n = p->n;
+    /* Element-wise, so any split into vectors gives the same bits: streaming only moves
+       where the vectors start. A group that cannot stream has its dx prefetched instead. */
+    const unsigned h = stream ? bwd_stream_head(&w, R, n) : LN_W + 1;
+    const int sdx = h <= LN_W;
+    w.pfdx = w.hdx && LN_COLD(a) && !sdx;
+    w.ax = ahead * a->ldx;
+    w.ady = ahead * a->lddy;
+    w.adx = w.hdx && !sdx ? ahead * a->lddx : 0;
     const VM tm = p->tmask;
     if (w.hdx || !rms) {
         size_t c = 0;
@@ -474,9 +510,6 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     }
     if (rescue)
         return 0;
-    /* Element-wise, so any split into vectors gives the same bits: streaming only moves
-       where the vectors start. */
-    const unsigned h = stream ? bwd_stream_head(&w, R, n) : LN_W + 1;
     /* The loop with hints is a copy of its own: warm calls run the loop without them. */
     if (h > LN_W) {
         if (ahead)
@@ -523,20 +556,20 @@ LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, do
 #define LN_BWD_R2_COLS 32768
 LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
                              float *dg, float *db, int full, int rms, int acc, int hints,
-                             int join)
+                             int join, int stream)
 {
     const double inv_n = 1.0 / (double)p->n;
     size_t r = r0;
     if (full && p->n <= LN_SMALL_COLS)
-        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, 0, hints, join);
+        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, stream, hints, join);
     else if (full && p->n <= LN_BWD_R2_COLS)
-        r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc, 0, hints, join);
-    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, 0, hints, join);
+        r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc, stream, hints, join);
+    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, stream, hints, join);
 }
 
 /* One function per instantiation: each gets its own register allocation (inlined into
    one, the pass-B loops spilled their pointers). The cold training cases whose dx does not
-   stream (float ACCUMULATE, bf16 rows) get copies with the hints: in the warm copies the
+   stream (float ACCUMULATE, bf16 rows on AVX2 and Arm) get copies with the hints: in the warm copies the
    hints' loops cost 1-4 % at 64-512 columns even untaken. Rows whose dx is off its
    alignment get copies with joined dx stores (bwd_apply_joined): compiled into the
    aligned copies, even untaken, it cost 768 columns 1-4 % (hot, AVX-512). */
@@ -544,7 +577,7 @@ LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t
     static __attribute__((noinline)) void name(const ln_body_bwd_args *a, const ln_plan *p,   \
                                                size_t r0, size_t r1, float *dg, float *db)    \
     {                                                                                         \
-        backward_rows(a, p, r0, r1, dg, db, full, rms, acc, hints, join);                     \
+        backward_rows(a, p, r0, r1, dg, db, full, rms, acc, hints, join, 0);                  \
     }
 LN_BWD_ROWS_FN(bwd_rows_full, 1, 0, 0, 0, 0)
 LN_BWD_ROWS_FN(bwd_rows_full_rms, 1, 1, 0, 0, 0)
@@ -555,8 +588,19 @@ LN_BWD_ROWS_FN(bwd_rows_any, 0, (a->flags & LN_FLAG_RMS_NORM) != 0,
 #ifdef LN_ELEM_F32
 LN_BWD_ROWS_FN(bwd_rows_cold_acc, 1, 0, 1, 1, 0)
 LN_BWD_ROWS_FN(bwd_rows_cold_rms_acc, 1, 1, 1, 1, 0)
-#else
+#elif !defined LN_BWD_STREAM
 LN_BWD_ROWS_FN(bwd_rows_cold, 1, 0, 0, 1, 0) /* bf16 rows have no flags */
+#else
+/* Streamed bf16 dx keeps the cold copy's groups of rows: a cold call of bf16 rows is not
+   yet at memory speed with single rows (AVX-512, 16 Mi elements: 0.86x at 64 columns, 0.99x
+   at 1601 against the prefetched stores, where groups ran 0.99x and 1.01x); groups whose
+   rows are not at one offset in a line store dx normally, prefetched. */
+static __attribute__((noinline)) void bwd_rows_cold_stream(const ln_body_bwd_args *a,
+                                                           const ln_plan *p, size_t r0,
+                                                           size_t r1, float *dg, float *db)
+{
+    backward_rows(a, p, r0, r1, dg, db, 1, 0, 0, 1, 0, 1);
+}
 #endif
 #if defined LN_JOIN && defined LN_ELEM_F32
 LN_BWD_ROWS_FN(bwd_rows_full_join, 1, 0, 0, 0, 1)
@@ -627,15 +671,21 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
     const int full = a->gamma && a->dx && dg && db;
     /* The training cases get loops with every operand and flag a constant. */
     if (bwd_nt(a) && a->dx && !acc) {
+#if !defined LN_ELEM_F32 && defined LN_BWD_STREAM
+        if (full)
+            bwd_rows_cold_stream(a, &p, r0, r1, dg, db);
+        else
+#endif
         bwd_rows_stream(a, &p, r0, r1, dg, db);
         v_nt_fence(); /* streamed dx lines ordered before the call returns */
-    } else if (full && LN_COLD(a)) {
 #ifdef LN_ELEM_F32
-        if (rms) /* float: only ACCUMULATE is cold here (else dx streams, above) */
+    } else if (full && LN_COLD(a)) { /* only ACCUMULATE is cold here (else dx streams) */
+        if (rms)
             bwd_rows_cold_rms_acc(a, &p, r0, r1, dg, db);
         else
             bwd_rows_cold_acc(a, &p, r0, r1, dg, db);
-#else
+#elif !defined LN_BWD_STREAM
+    } else if (full && LN_COLD(a)) { /* bf16 rows where dx does not stream (AVX2, Arm) */
         bwd_rows_cold(a, &p, r0, r1, dg, db);
 #endif
     } else if (full && bwd_join(a)) {

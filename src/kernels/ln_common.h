@@ -155,6 +155,12 @@ LN_INLINE V e_load(const float *p) { return v_load(p); }
 LN_INLINE V e_loadm(const float *p, VM m) { return v_loadm(p, m); }
 LN_INLINE void e_store(float *p, V v) { v_store(p, v); }
 LN_INLINE void e_storem(float *p, VM m, V v) { v_storem(p, m, v); }
+/* Float rows stream with the vocabulary's v_stream (args.nt). Another element type
+   streams when its kernel file defines LN_E_STREAM, e_stream and LN_EALIGN: the bytes
+   a streaming store of one vector needs aligned (its packed results' width). */
+#define LN_E_STREAM 1
+#define LN_EALIGN LN_VALIGN
+LN_INLINE void e_stream(float *p, V v) { v_stream(p, v); }
 #endif
 #ifndef LN_HAVE_E_STORE2 /* two full vectors at p, p + LN_W: a kernel file may pack them */
 LN_INLINE void e_store2(LN_ELEM *p, V a, V b)
@@ -174,15 +180,23 @@ LN_INLINE V centered_t(const LN_ELEM *p, V mean, int tail, VM tm)
     return tail ? v_subz(e_loadm(p, tm), mean, tm) : v_sub(e_load(p), mean);
 }
 
-/* Lanes before the first LN_VALIGN-aligned float of p (0: p is aligned), or LN_W when p
-   cannot be aligned (not float-aligned): the head a row peels to align its vectors. */
-static inline unsigned ln_head_lanes(const float *p)
+/* Elements before the first `align`-aligned one of p (0: p is aligned), or LN_W when p
+   cannot be aligned (not element-aligned): the head a row peels to align its vectors. */
+static inline unsigned lanes_to_align(const void *p, size_t align, size_t elem)
 {
-    const uintptr_t mis = (uintptr_t)p % LN_VALIGN;
-    if (mis % sizeof(float))
+    const uintptr_t mis = (uintptr_t)p % align;
+    if (mis % elem)
         return LN_W;
-    return mis ? (unsigned)((LN_VALIGN - mis) / sizeof(float)) : 0u;
+    return mis ? (unsigned)((align - mis) / elem) : 0u;
 }
+
+static inline unsigned ln_head_lanes(const float *p) { return lanes_to_align(p, LN_VALIGN, sizeof *p); }
+
+#ifdef LN_E_STREAM
+/* The head a streamed row peels: below LN_W, since LN_EALIGN is at most one vector's
+   elements. */
+static inline unsigned e_head_lanes(const LN_ELEM *p) { return lanes_to_align(p, LN_EALIGN, sizeof *p); }
+#endif
 
 LN_INLINE void store_t(float *p, V v, int tail, VM tm)
 {
@@ -235,7 +249,8 @@ LN_INLINE void ln_prefetch(const LN_ELEM *pf, size_t i, unsigned nvec)
 }
 
 /* The same for a span pass B of a cold backward will write without streaming it (bf16
-   rows, or ACCUMULATE, which reads dx first): pass A asks for those lines, with intent to
+   rows on AVX2 and Arm, ACCUMULATE, which reads dx first, or a group whose rows do not
+   share their alignment): pass A asks for those lines, with intent to
    write, while it reads x and dy, so pass B's reads or write-allocations find them near
    (paired, cold, Zen 4: ACCUMULATE 1.19x at 256 columns, 1.02-1.04x at 768-2048; bf16
    1.08-1.12x at 2048-4096, 0.99x at 256-768). */

@@ -12,8 +12,8 @@ LN_INLINE void welford_step(V *m, V *q, V xs, V rc)
     *q = v_fma(d, v_sub(xs, *m), *q);
 }
 
-/* args.nt for float rows; other element types (bf16) store through e_store, normally. */
-#ifdef LN_ELEM_F32
+/* args.nt where the element type streams (float; bf16 on x86); else stores are ordinary. */
+#ifdef LN_E_STREAM
 #define LN_NT(a) ((a)->nt)
 #else
 #define LN_NT(a) 0u
@@ -511,7 +511,7 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
     VM tm = p->tmask;
     const size_t n = p->n;
     size_t i = 0;
-#ifdef LN_ELEM_F32
+#ifdef LN_E_STREAM
     /* The apply is elementwise, so where a vector starts changes no value: a row whose y
        is not LN_VALIGN-aligned (cols not a multiple of the vector, or a strided view) goes
        out from y's first boundary on, the head before it masked. With line-wide vectors
@@ -521,24 +521,49 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
        there: 0.75-1.03). With narrower vectors every other store splits and the test per
        row cost more than it gained (AVX2, 0.97x at 64-256 columns), so there only args.nt
        peels: streaming stores need the alignment. x shares y's misalignment when the
-       strides do; only gamma and beta, L1-resident, then load unaligned. */
-    const size_t head = ln_head_lanes(y);
+       strides do; only gamma and beta, L1-resident, then load unaligned. Rows of other
+       elements (bf16: half-width stores) peel only to stream. */
+    const size_t head = e_head_lanes(y);
+#ifdef LN_ELEM_F32
     const int peel = nt || LN_W * sizeof(float) >= 64;
+#else
+    const int peel = nt;
+#endif
     if (peel && __builtin_expect(head != 0, 0) && head < LN_W && head + LN_W <= n) {
         const VM hm = v_tailmask((unsigned)head);
-        v_storem(y, hm, apply_one(x, r2, g, b, 0, hm, 1, mv, dv, rs, hg, hb, two, ctr));
+        e_storem(y, hm, apply_one(x, r2, g, b, 0, hm, 1, mv, dv, rs, hg, hb, two, ctr));
         tm = v_tailmask((unsigned)((n - head) % LN_W));
         i = head;
-#ifdef LN_JOIN
+#if defined LN_JOIN && defined LN_ELEM_F32
         if (!nt && hg && hb)
             i = apply_joined(x, r2, g, b, y, i, n, mv, dv, rs, two, ctr);
 #endif
     }
-    if (nt && (uintptr_t)(y + i) % LN_VALIGN == 0) {
+    if (nt && (uintptr_t)(y + i) % LN_EALIGN == 0) {
+#ifdef LN_HAVE_E_STREAM2
+        /* Packed elements: a pair of vectors fills LN_EALIGN twice over and goes out as
+           one store. Only whole lines stream, from a line boundary on, the vectors around
+           them stored normally: a line part streamed and part not leaves the
+           write-combining buffer partial, which cost rows of 1601 bf16 columns 0.95x on
+           AVX-512 and 0.85x on AVX2. Whole-line pairs ran cold 768 columns at 1.07x of
+           32-byte streams (AVX-512). */
+        enum { pairs = 64 / (2 * LN_EALIGN) }; /* per line */
+        while ((uintptr_t)(y + i) % 64 && i + LN_W <= n) {
+            e_store(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
+            i += LN_W;
+        }
+        for (; i + 2 * pairs * LN_W <= n; i += 2 * pairs * LN_W) {
+            ln_prefetch(c.pf, i, 2 * pairs);
+            for (size_t k = i; k < i + 2 * pairs * LN_W; k += 2 * LN_W)
+                e_stream2(y + k, apply_one(x, r2, g, b, k, tm, 0, mv, dv, rs, hg, hb, two, ctr),
+                          apply_one(x, r2, g, b, k + LN_W, tm, 0, mv, dv, rs, hg, hb, two, ctr));
+        }
+#else
         for (; i + LN_W <= n; i += LN_W) {
             ln_prefetch(c.pf, i, 1);
-            v_stream(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
+            e_stream(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
         }
+#endif
     }
 #else
     (void)nt;
@@ -865,7 +890,8 @@ static void forward_plain(const ln_body_fwd_args *a, const ln_plan *p, size_t r0
     /* Short rows are bound by their reductions' latency instead, which interleaving
        rows hides better (pipelining 4-row groups spilled and ran 1.4x slower). Streamed
        outputs (args.nt) go through the separate apply pass, which has the NT stores; so
-       do cold rows over 4 KiB that do not stream (bf16): paired, cold, 1.20x at 4096 and
+       do cold rows over 4 KiB that do not stream (bf16 on Arm; measured on x86 before
+       its bf16 streamed): paired, cold, 1.20x at 4096 and
        1.17x at 8192 columns (AVX-512), 1.23x at 4096 (AVX2), where shorter ones lost
        (AVX2: 0.91x at 512, 0.97x at 2048). */
     const int split = LN_NT(a) || (LN_COLD(a) && p->n * sizeof(LN_ELEM) > 4096);
@@ -898,7 +924,7 @@ static void forward_kernel(const ln_body_fwd_args *a, size_t r0, size_t r1)
     ln_plan p;
     plan_get(&p, a->cols, a->cols <= fwd_small_cols(mode) ? LN_KSMALL : LN_KBIG);
     variants[mode](a, &p, r0, r1);
-#ifdef LN_ELEM_F32
+#ifdef LN_E_STREAM
     if (LN_NT(a))
         v_nt_fence(); /* the streamed lines are visible before the call returns */
 #endif
