@@ -156,8 +156,10 @@ LN_INLINE V e_loadm(const float *p, VM m) { return v_loadm(p, m); }
 LN_INLINE void e_store(float *p, V v) { v_store(p, v); }
 LN_INLINE void e_storem(float *p, VM m, V v) { v_storem(p, m, v); }
 /* Float rows stream with the vocabulary's v_stream (args.nt). Another element type
-   streams when its kernel file defines LN_E_STREAM, e_stream and LN_EALIGN: the bytes
-   a streaming store of one vector needs aligned (its packed results' width). */
+   streams when its kernel file defines LN_E_STREAM, LN_EALIGN (the bytes a streaming
+   store of one vector needs aligned: its packed results' width) and e_stream, or, when
+   it streams only two vectors at a time (LN_HAVE_E_STREAM2 with LN_BWD_NO_STREAM),
+   e_stream2 alone. */
 #define LN_E_STREAM 1
 #define LN_EALIGN LN_VALIGN
 LN_INLINE void e_stream(float *p, V v) { v_stream(p, v); }

@@ -53,10 +53,11 @@ static inline __m256i pack2(V a, V b)
 #define LN_HAVE_E_STORE2 1
 static inline void e_store2(uint16_t *p, V a, V b) { _mm256_storeu_si256((__m256i *)p, pack2(a, b)); }
 
-/* Outputs past the cache (args.nt) stream: no read for ownership. */
+/* Outputs past the cache (args.nt) stream: no read for ownership. Only in pairs (the
+   forward streams whole lines of pairs; the backward does not stream, below), so no
+   one-vector e_stream. */
 #define LN_E_STREAM 1
 #define LN_EALIGN 16
-static inline void e_stream(uint16_t *p, V v) { _mm_stream_si128((__m128i *)p, narrow(v)); }
 #define LN_HAVE_E_STREAM2 1
 static inline void e_stream2(uint16_t *p, V a, V b) { _mm256_stream_si256((__m256i *)p, pack2(a, b)); }
 /* The cold backward keeps ordinary dx stores with prefetches: streamed, paired against
