@@ -271,13 +271,12 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
     size_t c = c0;
 #if defined LN_BWD_STREAM && defined LN_HAVE_E_STREAM2
     if (stream) { /* whole lines in pairs, the rest stored normally: as the forward's apply */
-        enum { pairs = 64 / (2 * LN_EALIGN) };
         while ((uintptr_t)(w->dx[0] + c) % 64 && c + LN_W <= n) {
             bwd_apply_vec(w, dg, db, c, 0, tm, R, first, 0, NULL);
             c += LN_W;
         }
-        for (; c + 2 * pairs * LN_W <= n; c += 2 * pairs * LN_W)
-            for (size_t k = c; k < c + 2 * pairs * LN_W; k += 2 * LN_W) {
+        for (; c + 2 * LN_LINE_PAIRS * LN_W <= n; c += 2 * LN_LINE_PAIRS * LN_W)
+            for (size_t k = c; k < c + 2 * LN_LINE_PAIRS * LN_W; k += 2 * LN_W) {
                 V lo[LN_RMAX] = {v_zero()}, hi[LN_RMAX] = {v_zero()}; /* all written: dx streams */
                 if (pf)
                     bwd_prefetch(w, k, R);

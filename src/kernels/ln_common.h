@@ -156,10 +156,10 @@ LN_INLINE V e_loadm(const float *p, VM m) { return v_loadm(p, m); }
 LN_INLINE void e_store(float *p, V v) { v_store(p, v); }
 LN_INLINE void e_storem(float *p, VM m, V v) { v_storem(p, m, v); }
 /* Float rows stream with the vocabulary's v_stream (args.nt). Another element type
-   streams when its kernel file defines LN_E_STREAM, LN_EALIGN (the bytes a streaming
-   store of one vector needs aligned: its packed results' width) and e_stream, or, when
-   it streams only two vectors at a time (LN_HAVE_E_STREAM2 with LN_BWD_NO_STREAM),
-   e_stream2 alone. */
+   streams when its kernel file defines LN_E_STREAM and LN_EALIGN (the bytes one vector's
+   packed results take, which a store of them is aligned to) and e_stream (one vector).
+   A file that streams whole lines in pairs (LN_HAVE_E_STREAM2, e_stream2) needs e_stream
+   only if its backward streams (no LN_BWD_NO_STREAM). */
 #define LN_E_STREAM 1
 #define LN_EALIGN LN_VALIGN
 LN_INLINE void e_stream(float *p, V v) { v_stream(p, v); }
@@ -198,6 +198,9 @@ static inline unsigned ln_head_lanes(const float *p) { return lanes_to_align(p, 
 /* The head a streamed row peels: below LN_W, since LN_EALIGN is at most one vector's
    elements. */
 static inline unsigned e_head_lanes(const LN_ELEM *p) { return lanes_to_align(p, LN_EALIGN, sizeof *p); }
+#endif
+#ifdef LN_HAVE_E_STREAM2
+#define LN_LINE_PAIRS (64 / (2 * LN_EALIGN)) /* e_stream2 stores per 64-byte line */
 #endif
 
 LN_INLINE void store_t(float *p, V v, int tail, VM tm)

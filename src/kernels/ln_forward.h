@@ -547,14 +547,13 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
            write-combining buffer partial, which cost rows of 1601 bf16 columns 0.95x on
            AVX-512 and 0.85x on AVX2. Whole-line pairs ran cold 768 columns at 1.07x of
            32-byte streams (AVX-512). */
-        enum { pairs = 64 / (2 * LN_EALIGN) }; /* per line */
         while ((uintptr_t)(y + i) % 64 && i + LN_W <= n) {
             e_store(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
             i += LN_W;
         }
-        for (; i + 2 * pairs * LN_W <= n; i += 2 * pairs * LN_W) {
-            ln_prefetch(c.pf, i, 2 * pairs);
-            for (size_t k = i; k < i + 2 * pairs * LN_W; k += 2 * LN_W)
+        for (; i + 2 * LN_LINE_PAIRS * LN_W <= n; i += 2 * LN_LINE_PAIRS * LN_W) {
+            ln_prefetch(c.pf, i, 2 * LN_LINE_PAIRS);
+            for (size_t k = i; k < i + 2 * LN_LINE_PAIRS * LN_W; k += 2 * LN_W)
                 e_stream2(y + k, apply_one(x, r2, g, b, k, tm, 0, mv, dv, rs, hg, hb, two, ctr),
                           apply_one(x, r2, g, b, k + LN_W, tm, 0, mv, dv, rs, hg, hb, two, ctr));
         }

@@ -53,9 +53,8 @@ static inline __m256i pack2(V a, V b)
 #define LN_HAVE_E_STORE2 1
 static inline void e_store2(uint16_t *p, V a, V b) { _mm256_storeu_si256((__m256i *)p, pack2(a, b)); }
 
-/* Outputs past the cache (args.nt) stream: no read for ownership. Only in pairs (the
-   forward streams whole lines of pairs; the backward does not stream, below), so no
-   one-vector e_stream. */
+/* Outputs past the cache (args.nt) stream: no read for ownership. Only in pairs, two
+   to a line. */
 #define LN_E_STREAM 1
 #define LN_EALIGN 16
 #define LN_HAVE_E_STREAM2 1
