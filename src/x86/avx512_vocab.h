@@ -86,6 +86,11 @@ static inline V v_quad_hi(V a, V b) { return _mm512_shuffle_f32x4(a, b, _MM_SHUF
 #define LN_I4_BAD(m) ((unsigned)_mm_movemask_ps((__m128)(m)) ^ 15u)
 #endif
 
+/* The operand of larger magnitude, bits unchanged (vrangeps: absolute maximum, the sign
+   of the one chosen); the statistics' re-centering (kernels/ln_forward.h) uses it. */
+#define LN_HAVE_MAXMAG 1
+static inline V v_maxmag(V a, V b) { return _mm512_range_ps(a, b, 0x7); }
+
 /* GELU's extra vocabulary (kernels/gelu_body.h). */
 #define LN_GELU_NV 4 /* 32 zmm registers hold four chains */
 static inline V v_abs(V a) { return _mm512_andnot_ps(_mm512_set1_ps(-0.0f), a); }

@@ -156,6 +156,40 @@ LN_EMU __m512i _mm512_setr_epi32(int e0, int e1, int e2, int e3, int e4, int e5,
 LN_EMU_BINARY(_mm512_max_ps, a.f[i] > b.f[i] ? a.f[i] : b.f[i])
 LN_EMU_BINARY(_mm512_min_ps, a.f[i] < b.f[i] ? a.f[i] : b.f[i])
 LN_EMU_BINARY(_mm512_div_ps, a.f[i] / b.f[i])
+/* vrangeps for the absolute minimum (imm 2 / 6) and maximum (3 / 7): a tie in magnitude
+   gives the maximum the positive operand and the minimum the negative one (as measured
+   on an Intel Xeon, zeros included); a NaN operand gives a quiet NaN; imm bits 3:2
+   select the sign (0: a's, 1: the chosen operand's, 2: clear, 3: set). Other imms trap:
+   the emulation must not give a kernel an answer the hardware would not. */
+LN_EMU __m512 _mm512_range_ps(__m512 a, __m512 b, int imm)
+{
+    if ((imm & 2) == 0 || imm > 15)
+        __builtin_trap();
+    __m512 r;
+    LN_EMU_LANES
+    {
+        const float x = a.f[i], y = b.f[i];
+        if (isnan(x) || isnan(y)) {
+            r.f[i] = x + y;
+            continue;
+        }
+        const float ax = fabsf(x), ay = fabsf(y);
+        const int neg_x = signbit(x) != 0;
+        float v;
+        if (ax != ay)
+            v = (imm & 1) == (ax > ay) ? x : y;
+        else
+            v = (imm & 1) == !neg_x ? x : y;
+        switch (imm >> 2 & 3) {
+        case 0: v = copysignf(v, x); break;
+        case 2: v = fabsf(v); break;
+        case 3: v = -fabsf(v); break;
+        default: break;
+        }
+        r.f[i] = v;
+    }
+    return r;
+}
 
 /* rcp14: the hardware's table value is not specified, only |error| < 2^-14 relative;
    1/x with its low 9 mantissa bits cleared (a truncation error below 2^-14) stays
