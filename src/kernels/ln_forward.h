@@ -222,6 +222,28 @@ LN_INLINE void row_rescue(const ln_src *src, unsigned r, size_t n, int resid, in
     ln_rescue_row(ln_get_src, p, q, n, rms, eps, mean, dmean, rstd);
 }
 
+/* Block b of R rows (its K vectors each from column b K LN_W on): one Welford step per
+   accumulator, and the previous group's apply riding along (fz). */
+LN_INLINE void row_block(const ln_plan *p, const ln_src *src, unsigned R, unsigned K, int resid,
+                         size_t b, V s[LN_RMAX][LN_KMAX], V m[LN_RMAX][LN_KMAX],
+                         V q[LN_RMAX][LN_KMAX], const ln_fuse *fz)
+{
+    const size_t off = b * K * LN_W, ld = src->ld;
+    const V rc = v_set1(ln_recip_of(b + 1));
+#pragma GCC unroll 8
+    for (unsigned j = 0; j < K; j++)
+#pragma GCC unroll 4
+        for (unsigned r = 0; r < R; r++)
+            welford_step(&m[r][j], &q[r][j],
+                         v_sub(src_vec(src, off + r * ld + j * LN_W, 0, p->tmask, resid),
+                               s[r][j]),
+                         rc);
+    if (fz)
+#pragma GCC unroll 8
+        for (unsigned j = 0; j < K; j += 2)
+            fuse_vec2(fz, R, off + j * LN_W, p->tmask);
+}
+
 /*
  * Mean and rstd of R rows with K accumulators each, Welford per lane on values shifted
  * by a per-lane shift: first the row's first value, then the lane's own running mean,
@@ -262,24 +284,29 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
         }
     }
     size_t off = 0;
+    /* Block 0 and its re-centering. The compensated sum of M2's pieces starts there from
+       (0, 0), where ln_kahan_add gives qo = q, qc = 0 bit for bit (q is never -0: it
+       starts at +0 and adds products d (x - m') >= 0), so that first add is a move: on
+       short rows, whose statistics are a few blocks and the merge trees, the general form
+       was a tenth of the group's operations. */
+    if (p->nblk) {
+        row_block(p, src, R, K, resid, 0, s, m, q, fz);
+        off = K * LN_W;
+#pragma GCC unroll 8
+        for (unsigned j = 0; j < K; j++)
+#pragma GCC unroll 4
+            for (unsigned r = 0; r < R; r++) {
+                ln_recenter(&s[r][j], &m[r][j]);
+                qo[r][j] = q[r][j];
+                q[r][j] = v_zero();
+            }
+    }
     /* Runs of blocks between re-centerings: no branch inside the loop that feeds the
        accumulators (one there cost ~0.5 instructions per element in spills). */
-    for (size_t b = 0; b < p->nblk;) {
+    for (size_t b = 1; b < p->nblk;) {
         const size_t stop = ln_recenter_next(b), end = stop < p->nblk ? stop : p->nblk;
-        for (; b < end; b++, off += K * LN_W) {
-            const V rc = v_set1(ln_recip_of(b + 1));
-#pragma GCC unroll 8
-            for (unsigned j = 0; j < K; j++)
-#pragma GCC unroll 4
-                for (unsigned r = 0; r < R; r++)
-                    welford_step(&m[r][j], &q[r][j],
-                                 v_sub(src_vec(src, off + r * ld + j * LN_W, 0, p->tmask,
-                                               resid), s[r][j]), rc);
-            if (fz)
-#pragma GCC unroll 8
-                for (unsigned j = 0; j < K; j += 2)
-                    fuse_vec2(fz, R, off + j * LN_W, p->tmask);
-        }
+        for (; b < end; b++, off += K * LN_W)
+            row_block(p, src, R, K, resid, b, s, m, q, fz);
         if (b == stop)
 #pragma GCC unroll 8
             for (unsigned j = 0; j < K; j++)
