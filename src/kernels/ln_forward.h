@@ -223,21 +223,22 @@ LN_INLINE void row_rescue(const ln_src *src, unsigned r, size_t n, int resid, in
 }
 
 #ifdef LN_TREE4_POS
-/* The end of row_stats for a four-row group, the rows in four lanes: ln_two_sum, rstd
-   and ln_stats_out_of_range's test as the scalar loop below takes them, lane by lane the
-   same IEEE operations (correctly rounded divide and sqrt), so the same bits. Scalar, the
+/* The end of row_stats for a four-row group, the rows in four lanes: the two-sum, rstd
+   and the range test (kernels/plan.h) as the scalar loop below takes them, lane by lane
+   the same IEEE operations (correctly rounded divide and sqrt), so the same bits. Scalar, the
    four rows' eight divides and four square roots queued on the divider, which short rows
    wait for: four lanes at once ran 1.06x at 64 columns, 1.02-1.04x at 256-768 (AVX-512,
    hot), 0.99-1.00x on AVX2. */
 LN_INLINE void stats_finish4(const ln_plan *p, const ln_src *src, int resid, float eps, ln_f4 s,
                              ln_f4 m, ln_f4 q, float *mean, float *dmean, float *rstd)
 {
-    const ln_f4 hi = s + m, bb = hi - s, lo = (s - (hi - bb)) + (m - bb);
+    ln_f4 hi, lo;
+    LN_TWO_SUM(s, m, hi, lo);
     const ln_f4 t = q / (float)p->n + eps, rs = 1.0f / LN_F4_SQRT(t);
     __builtin_memcpy(mean, &hi, sizeof hi);
     __builtin_memcpy(dmean, &lo, sizeof lo);
     __builtin_memcpy(rstd, &rs, sizeof rs);
-    const unsigned bad = LN_I4_BAD((q <= 3.0e38f) & (t >= 0x1p-100f) & (t <= FLT_MAX));
+    const unsigned bad = LN_I4_BAD(LN_STATS_IN_RANGE(q, t));
     for (unsigned r = 0; bad && r < 4; r++)
         if (bad >> r & 1u)
             row_rescue(src, r, p->n, resid, 0, eps, &mean[r], &dmean[r], &rstd[r]);

@@ -126,11 +126,14 @@ static inline size_t ln_recenter_next(size_t b)
  * to ~3n 2^-150 (one rounding per operation), so var is off by ~3 2^-150 -- below 2^-48
  * of var + eps whenever var + eps >= 2^-100, the test's threshold. A NaN input also lands
  * here, and stays NaN. The caller's rstd already computed var + eps: compilers share it.
+ * LN_STATS_IN_RANGE takes a float or a GCC vector of floats (then a lane mask), so a
+ * four-row group tests its rows against the same bounds as a single row.
  */
+#define LN_STATS_IN_RANGE(m2, t) (((m2) <= 3.0e38f) & ((t) >= 0x1p-100f) & ((t) <= FLT_MAX))
 static inline int ln_stats_out_of_range(float m2, size_t n, float eps)
 {
     const float t = m2 / (float)n + eps;
-    return !(m2 <= 3.0e38f) || !(t >= 0x1p-100f && t <= FLT_MAX);
+    return !LN_STATS_IN_RANGE(m2, t);
 }
 
 /*
@@ -159,12 +162,17 @@ static inline void ln_rescue_row(ln_row_get get, const void *p, const void *q, s
     *rstd = (float)(1.0 / sqrt(v / (double)n + (double)eps));
 }
 
-/* a + b = *hi + *lo exactly (Knuth's two-sum; any magnitudes, no branch). */
+/* a + b = hi + lo exactly (Knuth's two-sum; any magnitudes, no branch), for floats or GCC
+   vectors of floats (a four-row group's lanes); a and b are read more than once. */
+#define LN_TWO_SUM(a, b, hi, lo)                                                            \
+    do {                                                                                    \
+        const __typeof__((a) + (b)) s_ = (a) + (b), bb_ = s_ - (a);                         \
+        (lo) = ((a) - (s_ - bb_)) + ((b) - bb_);                                            \
+        (hi) = s_;                                                                          \
+    } while (0)
 static inline void ln_two_sum(float a, float b, float *hi, float *lo)
 {
-    const float s = a + b, bb = s - a;
-    *hi = s;
-    *lo = (a - (s - bb)) + (b - bb);
+    LN_TWO_SUM(a, b, *hi, *lo);
 }
 
 #endif /* LN_KERNELS_PLAN_H */
