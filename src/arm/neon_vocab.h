@@ -83,7 +83,6 @@ static inline V v_fold(V v, unsigned level)
 /* The four-row lane tree (kernels/ln_forward.h): two rows' halves side by side, then
    one lane per row, row r's in lane r. */
 #define LN_TREE4_POS(r) (r)
-#define LN_F4_SQRT(v) ((ln_f4)vsqrtq_f32((float32x4_t)(v)))
 static inline V v_cat_lo(V a, V b) { return vcombine_f32(vget_low_f32(a), vget_low_f32(b)); }
 static inline V v_cat_hi(V a, V b) { return vcombine_f32(vget_high_f32(a), vget_high_f32(b)); }
 static inline V v_quad_lo(V a, V b) { return vuzp1q_f32(a, b); }

@@ -4,14 +4,13 @@
 
 /*
  * The fixed-width kernels' statistics (kernels/ bodies, on AVX2, AVX-512 and NEON) with
- * SVE's runtime width: the values shifted by the row's first value, LN_SVE_K accumulators
+ * SVE's runtime width: the values shifted by each lane's first value, LN_SVE_K accumulators
  * in blocks, the leftover full vectors, the tail as a one-value partial per lane, then the
  * accumulators and lanes merged in a fixed order with coefficients that depend only on
- * cols and the vector length, computed once per call (no divide per merge), and the row
- * finished in float. SVE's sizeless vectors cannot live in arrays or structs, which the
+ * cols and the vector length, computed once per call (no divide per merge). SVE's sizeless vectors cannot live in arrays or structs, which the
  * shared bodies keep their accumulators in, so the loop is written out here; the plan's
  * coefficients come from the same functions (kernels/plan.h) for the same counts and
- * merge order.
+ * merge order. rstd is taken from M2 in double (kernels/plan.h, ln_rstd_of).
  */
 #include <arm_sve.h>
 #include <math.h>
@@ -149,11 +148,11 @@ LN_SVE_AI void ln_sve_row_stats_c(const ln_sve_plan *p, const void *x, const flo
 {
     const svbool_t pt = svptrue_b32();
     const size_t vl = svcntw(), blk = LN_SVE_K * vl;
-    /* The first value, read before the pass stores s over a residual that is also sum. */
-    const float f0 = bf ? ln_bf16_to_f32(*(const uint16_t *)x)
-                        : ((const float *)x)[0] + (hres ? res[0] : 0.0f);
+    /* Shifts start at 0: block 0's Welford step and re-centering then take each lane's
+       first value as its shift exactly (x - 0, then 0 + x), as the fixed-width bodies'
+       block 0 does (kernels/ln_forward.h, row_stats). */
     const svfloat32_t zero = svdup_n_f32(0.0f);
-    svfloat32_t s0 = svdup_n_f32(f0), s1 = s0, s2 = s0, s3 = s0;
+    svfloat32_t s0 = zero, s1 = zero, s2 = zero, s3 = zero;
     svfloat32_t m0 = zero, m1 = zero, m2 = zero, m3 = zero;
     svfloat32_t q0 = zero, q1 = zero, q2 = zero, q3 = zero;
     svfloat32_t qo0 = zero, qo1 = zero, qo2 = zero, qo3 = zero;
@@ -222,11 +221,11 @@ LN_SVE_AI void ln_sve_row_stats_c(const ln_sve_plan *p, const void *x, const flo
         ln_sve_recenter(&s0, &m0);
         w = h;
     }
-    /* Correctly rounded divide and sqrt, in float as the fixed-width kernels do. */
+    /* rstd from M2 as the fixed-width kernels take it (kernels/plan.h). */
     const svbool_t first = svptrue_pat_b32(SV_VL1);
     const float m2f = svlastb_f32(first, qo0);
     ln_two_sum(svlastb_f32(first, s0), svlastb_f32(first, m0), mean, dmean);
-    *rstd = 1.0f / sqrtf(m2f / (float)p->n + eps);
+    *rstd = ln_rstd_of(m2f, p->n, eps);
     if (ln_stats_out_of_range(m2f, p->n, eps))
         ln_rescue_row(bf ? ln_sve_get_bf16 : ln_sve_get_f32, hsum ? (const void *)sum : x,
                       hres && !hsum ? res : NULL, p->n, 0, eps, mean, dmean, rstd);

@@ -307,8 +307,8 @@ typedef int64_t ln_l4 __attribute__((vector_size(4 * sizeof(int64_t))));
 #define LN_F4_TO_D4(f) __builtin_convertvector((f), ln_d4)
 #define LN_D4_TO_F4(d) __builtin_convertvector((d), ln_f4)
 #endif
-#ifndef LN_F4_SQRT /* correctly rounded, lane by lane */
-#define LN_F4_SQRT(v) ((ln_f4){sqrtf((v)[0]), sqrtf((v)[1]), sqrtf((v)[2]), sqrtf((v)[3])})
+#ifndef LN_D4_SQRT /* correctly rounded, lane by lane */
+#define LN_D4_SQRT(v) ((ln_d4){sqrt((v)[0]), sqrt((v)[1]), sqrt((v)[2]), sqrt((v)[3])})
 #endif
 #ifndef LN_I4_BAD /* bit i set where lane i of a compare mask is false */
 #define LN_I4_BAD(m)                                                                        \

@@ -224,17 +224,19 @@ LN_INLINE void row_rescue(const ln_src *src, unsigned r, size_t n, int resid, in
 
 #ifdef LN_TREE4_POS
 /* The end of row_stats for a four-row group, the rows in four lanes: the two-sum, rstd
-   and the range test (kernels/plan.h) as the scalar loop below takes them, lane by lane
-   the same IEEE operations (correctly rounded divide and sqrt), so the same bits. Scalar, the
-   four rows' eight divides and four square roots queued on the divider, which short rows
-   wait for: four lanes at once ran 1.06x at 64 columns, 1.02-1.04x at 256-768 (AVX-512,
-   hot), 0.99-1.00x on AVX2. */
+   (ln_rstd_of) and the range test (kernels/plan.h) as the scalar loop below takes them,
+   lane by lane the same IEEE operations (correctly rounded divide and sqrt), so the same
+   bits. Scalar, the four rows' divides and square roots queued on the divider, which
+   short rows wait for: four lanes at once ran 1.06x at 64 columns, 1.02-1.04x at 256-768
+   (AVX-512, hot), 0.99-1.00x on AVX2. */
 LN_INLINE void stats_finish4(const ln_plan *p, const ln_src *src, int resid, float eps, ln_f4 s,
                              ln_f4 m, ln_f4 q, float *mean, float *dmean, float *rstd)
 {
     ln_f4 hi, lo;
     LN_TWO_SUM(s, m, hi, lo);
-    const ln_f4 t = q / (float)p->n + eps, rs = 1.0f / LN_F4_SQRT(t);
+    const ln_f4 t = q / (float)p->n + eps; /* the range test's, in float as ln_stats_out_of_range */
+    const ln_f4 rs =
+        LN_D4_TO_F4(1.0 / LN_D4_SQRT(LN_F4_TO_D4(q) * (1.0 / (double)p->n) + (double)eps));
     __builtin_memcpy(mean, &hi, sizeof hi);
     __builtin_memcpy(dmean, &lo, sizeof lo);
     __builtin_memcpy(rstd, &rs, sizeof rs);
@@ -269,8 +271,8 @@ LN_INLINE void row_block(const ln_plan *p, const ln_src *src, unsigned R, unsign
 
 /*
  * Mean and rstd of R rows with K accumulators each, Welford per lane on values shifted
- * by a per-lane shift: first the row's first value, then the lane's own running mean,
- * moved into the shift exactly (ln_recenter) after blocks 1, 4 and every LN_RECENTER
+ * by a per-lane shift: first the lane's first value, then the lane's own running mean,
+ * moved into the shift exactly (ln_recenter) after blocks 4 and every LN_RECENTER
  * blocks (ln_recenter_after: a far first value or a lane's outlier moves the lane's mean
  * by ~1/N of its distance, so early re-centerings catch it up), and around every merge. The
  * running mean m thus stays near the spread of the last blocks, never near the offset
@@ -296,33 +298,29 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
     V qo[LN_RMAX][LN_KMAX], qc[LN_RMAX][LN_KMAX];
     const size_t ld = src->ld;
 #pragma GCC unroll 4
-    for (unsigned r = 0; r < R; r++) {
-        /* Read before the pass stores s over a residual that is also sum. */
-        const float s0 =
-            resid ? e_get(src->x + r * ld) + e_get(src->res + r * ld) : e_get(src->x + r * ld);
+    for (unsigned r = 0; r < R; r++)
 #pragma GCC unroll 8
-        for (unsigned j = 0; j < K; j++) {
-            m[r][j] = q[r][j] = qo[r][j] = qc[r][j] = v_zero();
-            s[r][j] = v_set1(s0);
-        }
-    }
+        for (unsigned j = 0; j < K; j++)
+            s[r][j] = m[r][j] = q[r][j] = qo[r][j] = qc[r][j] = v_zero();
     size_t off = 0;
-    /* Block 0 and its re-centering. The compensated sum of M2's pieces starts there from
-       (0, 0), where ln_kahan_add gives qo = q, qc = 0 bit for bit (q is never -0: it
-       starts at +0 and adds products d (x - m') >= 0), so that first add is a move: on
-       short rows, whose statistics are a few blocks and the merge trees, the general form
-       was a tenth of the group's operations. */
+    /* Block 0: each lane's first value is its shift, exactly (s = x, m = q = 0), where a
+       Welford step from the row's first value as the shift, then a re-centering, rounded
+       x - s0 (0.5 2^-24 of the distance) and took 8 operations a vector. The lanes that
+       see no block start from s = 0, so a first value they take (the vectors after the
+       blocks, a tail lane's value) enters exactly too: x - 0, then x + 0. Heavy-tailed
+       rows, whose M2 is a few values' distances, lost up to 1.5 2^-24 of rstd to that
+       rounding on rows of 16-64 columns. */
     if (p->nblk) {
-        row_block(p, src, R, K, resid, 0, s, m, q, fz);
-        off = K * LN_W;
 #pragma GCC unroll 8
         for (unsigned j = 0; j < K; j++)
 #pragma GCC unroll 4
-            for (unsigned r = 0; r < R; r++) {
-                ln_recenter(&s[r][j], &m[r][j]);
-                qo[r][j] = q[r][j];
-                q[r][j] = v_zero();
-            }
+            for (unsigned r = 0; r < R; r++)
+                s[r][j] = src_vec(src, r * ld + j * LN_W, 0, p->tmask, resid);
+        if (fz)
+#pragma GCC unroll 8
+            for (unsigned j = 0; j < K; j += 2)
+                fuse_vec2(fz, R, j * LN_W, p->tmask);
+        off = K * LN_W;
     }
     /* Runs of blocks between re-centerings: no branch inside the loop that feeds the
        accumulators (one there cost ~0.5 instructions per element in spills). */
@@ -330,6 +328,10 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
         const size_t stop = ln_recenter_next(b), end = stop < p->nblk ? stop : p->nblk;
         for (; b < end; b++, off += K * LN_W)
             row_block(p, src, R, K, resid, b, s, m, q, fz);
+        /* The first piece goes into the compensated sum (0, 0), where ln_kahan_add gives
+           qo = q, qc = 0 bit for bit (q is never -0: it starts at +0 and adds products
+           d (x - m') >= 0): a move there, a tenth of a short row's operations otherwise. */
+        const int first = stop == ln_recenter_next(1);
         if (b == stop)
 #pragma GCC unroll 8
             for (unsigned j = 0; j < K; j++)
@@ -341,7 +343,10 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
                        qc). The pieces are positive and alike, so a plain sum of them
                        rounds coherently: ~2^-24 per piece, 32 pieces of a 16384-col row
                        on 4-lane kernels put rstd at 4.2 * 2^-24. */
-                    ln_kahan_add(&qo[r][j], &qc[r][j], q[r][j]);
+                    if (first)
+                        qo[r][j] = q[r][j];
+                    else
+                        ln_kahan_add(&qo[r][j], &qc[r][j], q[r][j]);
                     q[r][j] = v_zero();
                 }
     }
@@ -428,8 +433,7 @@ LN_INLINE void row_stats(const ln_plan *p, const ln_src *src, unsigned R, unsign
     for (unsigned r = 0; r < R; r++) {
         const float m2 = ql[r];
         ln_two_sum(sl[r], ml[r], &mean[r], &dmean[r]);
-        /* Correctly rounded divide and sqrt: no reciprocal-sqrt estimate. */
-        rstd[r] = 1.0f / sqrtf(m2 / (float)p->n + eps);
+        rstd[r] = ln_rstd_of(m2, p->n, eps);
         if (ln_stats_out_of_range(m2, p->n, eps))
             row_rescue(src, r, p->n, resid, 0, eps, &mean[r], &dmean[r], &rstd[r]);
     }
@@ -511,7 +515,7 @@ LN_INLINE void row_ms(const ln_plan *p, const ln_src *src, unsigned R, unsigned 
     for (unsigned r = 0; r < R; r++) {
         const float ss = sums[r];
         mean[r] = dmean[r] = 0.0f;
-        rstd[r] = 1.0f / sqrtf(ss / (float)p->n + eps);
+        rstd[r] = ln_rstd_of(ss, p->n, eps);
         /* |x| above ~1e19/sqrt(n) overflows the squares, below ~1e-15 they underflow. */
         if (ln_stats_out_of_range(ss, p->n, eps))
             row_rescue(src, r, p->n, resid, 1, eps, &mean[r], &dmean[r], &rstd[r]);

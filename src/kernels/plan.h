@@ -4,7 +4,7 @@
 
 /*
  * Every kernel's statistics (the fixed-width bodies in ln_common.h, SVE's loop in
- * arm/sve_stats.h) take the same steps: values shifted by the row's first value, k
+ * arm/sve_stats.h) take the same steps: values shifted by each lane's first value, k
  * accumulators fed a vector per block, the vectors left over after the blocks into the
  * first accumulators, the accumulators merged pairwise (stride 1, 2, 4), the tail lanes'
  * one value each into the merged vector, then the lanes halved until one is left. The
@@ -105,7 +105,9 @@ static inline void ln_plan_lanes(size_t nv, unsigned t, unsigned w, float *f1, f
    first value moves a lane's mean by ~1/N of its distance after N blocks, so the early
    re-centerings catch up with it while the roundings are still small (1, 2, 4, 8 measured
    within 2.8 ulps of rstd on first-value outliers, 1, 4 within 3.9, every 16 alone 6.6;
-   each run boundary costs spills: 1, 2, 4, 8 was +0.2 instructions per element at 768). */
+   each run boundary costs spills: 1, 2, 4, 8 was +0.2 instructions per element at 768).
+   Block 0 now starts each lane at its own first value exactly, so the re-centering after
+   it changes nothing (m = 0 there): the fixed-width bodies skip it. */
 static inline int ln_recenter_after(size_t b)
 {
     return b == 0 || b == 3 || b % LN_RECENTER == LN_RECENTER - 1;
@@ -134,6 +136,18 @@ static inline int ln_stats_out_of_range(float m2, size_t n, float eps)
 {
     const float t = m2 / (float)n + eps;
     return !LN_STATS_IN_RANGE(m2, t);
+}
+
+/*
+ * rstd = 1 / sqrt(M2 / n + eps) in double, rounded once to float: the float steps (divide,
+ * add, sqrt, divide) put 1.5 2^-24 of their own on it, the double ones ~2^-52, so rstd
+ * carries half of M2's relative error plus its one rounding -- the margin M2's float
+ * sums need on heavy-tailed rows (one lane holding most of M2 through every merge:
+ * rstd 4.9 2^-24 from float steps against the contract's 4).
+ */
+static inline float ln_rstd_of(float m2, size_t n, float eps)
+{
+    return (float)(1.0 / sqrt((double)m2 * (1.0 / (double)n) + (double)eps));
 }
 
 /*

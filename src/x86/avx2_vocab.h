@@ -54,7 +54,9 @@ static inline V v_fold(V v, unsigned level)
 /* The four-row lane tree (kernels/ln_forward.h): two rows' halves side by side, then
    pairs of lanes of rows 0 and 2 in the low 128 bits, of rows 1 and 3 in the high. */
 #define LN_TREE4_POS(r) ((r) == 1 ? 4 : (r) == 2 ? 2 : 2 * (r))
-#define LN_F4_SQRT(v) ((ln_f4)_mm_sqrt_ps((__m128)(v)))
+#define LN_F4_TO_D4(f) ((ln_d4)_mm256_cvtps_pd((__m128)(f)))
+#define LN_D4_TO_F4(d) ((ln_f4)_mm256_cvtpd_ps((__m256d)(d)))
+#define LN_D4_SQRT(v) ((ln_d4)_mm256_sqrt_pd((__m256d)(v)))
 static inline V v_cat_lo(V a, V b) { return _mm256_permute2f128_ps(a, b, 0x20); }
 static inline V v_cat_hi(V a, V b) { return _mm256_permute2f128_ps(a, b, 0x31); }
 static inline V v_quad_lo(V a, V b) { return _mm256_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)); }

@@ -84,7 +84,7 @@ static inline V v_quad_hi(V a, V b) { return _mm512_shuffle_f32x4(a, b, _MM_SHUF
 #define LN_F4_TO_D4(f) ((ln_d4)_mm256_cvtps_pd((__m128)(f)))
 #define LN_D4_TO_F4(d) ((ln_f4)_mm256_cvtpd_ps((__m256d)(d)))
 #define LN_I4_BAD(m) ((unsigned)_mm_movemask_ps((__m128)(m)) ^ 15u)
-#define LN_F4_SQRT(v) ((ln_f4)_mm_sqrt_ps((__m128)(v)))
+#define LN_D4_SQRT(v) ((ln_d4)_mm256_sqrt_pd((__m256d)(v)))
 #endif
 
 /* The operand of larger magnitude, bits unchanged (vrangeps: absolute maximum, the sign
