@@ -9,7 +9,7 @@
 /*
  * Each kind stresses one failure of a float LayerNorm (NUMERICS.md): cancellation of a
  * large mean (offsets), a spread near the float resolution of the mean, a first value far
- * from the rest (the shift), outliers, and the ends of the float range. Truth is always
+ * from the rest (the shift), outliers, heavy tails, and the ends of the float range. Truth is always
  * computed from the same float inputs, so only the kernel's arithmetic is measured.
  */
 enum {
@@ -23,6 +23,8 @@ enum {
     TU_ROW_FIRST_OUTLIER, /* N(5, 1) with the row's first value 1e4 (the statistics' shift) */
     TU_ROW_SCALE_1E18,    /* N(0, 1e18): squares overflow float */
     TU_ROW_SCALE_1E_30,   /* N(0, 1e-30): squares underflow float */
+    TU_ROW_LOGNORMAL,     /* exp(N(0, 4)): a few values hold most of M2, in one lane
+                             through every merge of the statistics' tree */
     TU_ROW_NKINDS
 };
 

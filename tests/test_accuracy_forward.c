@@ -15,7 +15,8 @@
 #include "testutil.h"
 
 /*
- * The contract (NUMERICS.md, "Accuracy targets"), for LayerNorm and RMSNorm, every ISA:
+ * The contract (NUMERICS.md, "Accuracy targets"), for LayerNorm and RMSNorm, every ISA,
+ * every kind of row but the heavy-tailed one (below):
  *   y     max|y - t| / (1 + |gamma xhat| + |beta|) <= 4 * 2^-24
  *   mean  |m - t| / (|t| + sigma)                   <= 2^-23
  *   rstd  |r / t - 1|                               <= 4 * 2^-24
@@ -32,6 +33,20 @@
 #define Y_BOUND (4.0 * TU_EPS32)
 #define MEAN_BOUND (2.0 * TU_EPS32)
 #define RSTD_BOUND (4.0 * TU_EPS32)
+/*
+ * Heavy-tailed rows (lognormal kind) are the exception the contract names: one value holds
+ * most of M2, so the roundings of its term do not average out with the others'. Its
+ * Welford step rounds x - s, d and the product (3 2^-24 of the term); every later step of
+ * its piece of <= LN_RECENTER blocks rounds the piece's sum (<= 15 * 2^-24/2), the pieces'
+ * compensated sum once more (2^-24/2), and every merge level of the statistics' tree adds
+ * two roundings (log2(K W) levels: 4 on AVX2's short rows, 8 on SVE at 2048 bits). M2 is
+ * thus within ~19 2^-24, rstd (half of that, plus its one rounding from double) within 10,
+ * y within rstd's share plus the apply's ~2 roundings: 12. Measured: these rows 4.0 (y)
+ * and 3.2 (rstd), an independent sweep of 1.2M lognormal, Pareto and Cauchy rows 4.3 and
+ * 4.4 (AVX2). The mean keeps its bound: its sums are the lanes' own, no M2 in them.
+ */
+#define HEAVY_Y_BOUND (12.0 * TU_EPS32)
+#define HEAVY_RSTD_BOUND (10.0 * TU_EPS32)
 
 static const ln_kernels *K;
 /* The first row over a bound: every kind still runs, so the report shows the whole table. */
@@ -62,7 +77,7 @@ static void check_kind(int kind, int rms, size_t rows, size_t cols, tu_rng *rng)
        row of one value has variance 0, so it keeps eps. */
     const float eps = kind == TU_ROW_SCALE_1E_30 && (rms || cols > 1) ? 0.0f : 1e-5f;
     float *x = kc_alloc(n), *y = kc_alloc(n), *g = kc_alloc(cols), *b = kc_alloc(cols);
-    float m[8], r[8];
+    float *m = kc_alloc(rows), *r = kc_alloc(rows);
     for (size_t row = 0; row < rows; row++)
         tu_fill_row_kind(rng, x + row * cols, cols, kind);
     tu_fill_normal(rng, g, cols, 0.0, 1.0);
@@ -95,13 +110,16 @@ static void check_kind(int kind, int rms, size_t rows, size_t cols, tu_rng *rng)
             worst_m[kind] = em / TU_EPS32;
         if (er / TU_EPS32 > worst_r[rms][kind])
             worst_r[rms][kind] = er / TU_EPS32;
-        if (!(wy <= Y_BOUND && em <= MEAN_BOUND && er <= RSTD_BOUND) && !first_fail[0])
+        const int heavy = kind == TU_ROW_LOGNORMAL;
+        if (!(wy <= (heavy ? HEAVY_Y_BOUND : Y_BOUND) && em <= MEAN_BOUND &&
+              er <= (heavy ? HEAVY_RSTD_BOUND : RSTD_BOUND)) &&
+            !first_fail[0])
             snprintf(first_fail, sizeof first_fail,
                      "%s %s cols %zu row %zu: y %.3g mean %.3g rstd %.3g (x 2^-24)",
                      rms ? "rms" : "ln", tu_row_kind_name(kind), cols, row, wy / TU_EPS32,
                      em / TU_EPS32, er / TU_EPS32);
     }
-    free(x), free(y), free(g), free(b);
+    free(x), free(y), free(g), free(b), free(m), free(r);
 }
 
 /* Every tail length of every vector width (1..65: 4, 8, 16 lanes and SVE up to 64), the
@@ -123,6 +141,12 @@ static void all_kinds(int rms)
         const size_t rows = cols >= 4096 ? (kc_quick() ? 1 : 2) : (kc_quick() ? 2 : 6);
         for (int kind = 0; kind < TU_ROW_NKINDS; kind++)
             check_kind(kind, rms, rows, cols, &rng);
+        /* Heavy tails reach their worst only in a rare row (one in ~1000 put rstd at 4.1
+           and y at 4.3 2^-24, RMSNorm's y at 4.6, on AVX-512 at 64-256 columns before the
+           statistics started each lane at its own first value and took rstd in double):
+           many rows where rows are short. */
+        if (cols <= 256)
+            check_kind(TU_ROW_LOGNORMAL, rms, kc_quick() ? 64 : 1024, cols, &rng);
     }
     if (first_fail[0])
         fail_msg("%s", first_fail);
