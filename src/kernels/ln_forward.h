@@ -235,8 +235,8 @@ LN_INLINE void stats_finish4(const ln_plan *p, const ln_src *src, int resid, flo
     ln_f4 hi, lo;
     LN_TWO_SUM(s, m, hi, lo);
     const ln_f4 t = q / (float)p->n + eps; /* the range test's, in float as ln_stats_out_of_range */
-    const ln_f4 rs =
-        LN_D4_TO_F4(1.0 / LN_D4_SQRT(LN_F4_TO_D4(q) * (1.0 / (double)p->n) + (double)eps));
+    const ln_d4 v = LN_F4_TO_D4(q) * (1.0 / (double)p->n); /* as ln_rstd_of, not contracted */
+    const ln_f4 rs = LN_D4_TO_F4(1.0 / LN_D4_SQRT(v + (double)eps));
     __builtin_memcpy(mean, &hi, sizeof hi);
     __builtin_memcpy(dmean, &lo, sizeof lo);
     __builtin_memcpy(rstd, &rs, sizeof rs);

@@ -147,7 +147,11 @@ static inline int ln_stats_out_of_range(float m2, size_t n, float eps)
  */
 static inline float ln_rstd_of(float m2, size_t n, float eps)
 {
-    return (float)(1.0 / sqrt((double)m2 * (1.0 / (double)n) + (double)eps));
+    /* Two statements: a compiler that contracts within one (clang's default) would fuse
+       the product into the add here and maybe not in the four-lane form (stats_finish4),
+       and a row's bits must not depend on which of the two it took. */
+    const double v = (double)m2 * (1.0 / (double)n);
+    return (float)(1.0 / sqrt(v + (double)eps));
 }
 
 /*
