@@ -7,8 +7,9 @@
  * SVE's runtime width: the values shifted by each lane's first value, LN_SVE_K accumulators
  * in blocks, the leftover full vectors, the tail as a one-value partial per lane, then the
  * accumulators and lanes merged in a fixed order with coefficients that depend only on
- * cols and the vector length, computed once per call (no divide per merge). SVE's sizeless vectors cannot live in arrays or structs, which the
- * shared bodies keep their accumulators in, so the loop is written out here; the plan's
+ * cols and the vector length, computed once per call (no divide per merge). SVE's
+ * sizeless vectors cannot live in arrays or structs, which the shared bodies keep their
+ * accumulators in, so the loop is written out here; the plan's
  * coefficients come from the same functions (kernels/plan.h) for the same counts and
  * merge order. rstd is taken from M2 in double (kernels/plan.h, ln_rstd_of).
  */
