@@ -291,15 +291,21 @@ static void nan_and_inf_rows_are_contained(void **state)
     }
 }
 
+/* Calls splitting 13 rows into pieces of every size a kernel groups rows by (3, 1, 2, 7 =
+   one group of 4 and the 3 after it): threads hand kernels such pieces. */
+static const size_t PIECES[] = {0, 3, 4, 6, 13};
+static const size_t SHAPE_COLS[] = {1, 2, 3, 5, 8, 15, 16, 17, 31, 64, 100, 256, 768, 1601};
+enum { SHAPE_ROWS = 13, SHAPE_NC = sizeof SHAPE_COLS / sizeof *SHAPE_COLS };
+
 /* Same inputs: the same bits every time, in place or not, whatever rows share a call and
    whatever the row strides (threads split rows arbitrarily; strided views are rows too). */
 static void bits_independent_of_call_shape(void **state)
 {
     (void)state;
-    static const size_t cols_list[] = {1, 2, 3, 5, 8, 15, 16, 17, 31, 64, 100, 256, 768, 1601};
+    const size_t *cols_list = SHAPE_COLS;
     tu_rng rng = {8};
-    for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {
-        const size_t cols = cols_list[c], rows = 13, n = rows * cols, ld = cols + 3;
+    for (size_t c = 0; c < SHAPE_NC; c++) {
+        const size_t cols = cols_list[c], rows = SHAPE_ROWS, n = rows * cols, ld = cols + 3;
         float *x = kc_alloc(n), *g = kc_alloc(cols), *b = kc_alloc(cols), *y1 = kc_alloc(n);
         float *y2 = kc_alloc(n), *xs = kc_alloc(rows * ld), *ys = kc_alloc(rows * (ld + 4));
         float m1[13], r1[13], m2[13], r2[13];
@@ -316,8 +322,11 @@ static void bits_independent_of_call_shape(void **state)
             K->forward(&a, r, r + 1);
         assert_true(kc_same_bits(y1, y2, n) && kc_same_bits(m1, m2, rows) &&
                     kc_same_bits(r1, r2, rows));
-        K->forward(&a, 0, 3), K->forward(&a, 3, 4), K->forward(&a, 4, rows); /* uneven groups */
-        assert_true(kc_same_bits(y1, y2, n));
+        memset(y2, 0, n * sizeof *y2);
+        for (size_t i = 0; i + 1 < sizeof PIECES / sizeof *PIECES; i++) /* uneven groups */
+            K->forward(&a, PIECES[i], PIECES[i + 1]);
+        assert_true(kc_same_bits(y1, y2, n) && kc_same_bits(m1, m2, rows) &&
+                    kc_same_bits(r1, r2, rows));
         for (size_t r = 0; r < rows; r++)
             memcpy(xs + r * ld, x + r * cols, cols * sizeof *x);
         const ln_fwd_args s = {.x = xs, .ldx = ld, .gamma = g, .beta = b, .y = ys, .ldy = ld + 4,
@@ -329,6 +338,48 @@ static void bits_independent_of_call_shape(void **state)
         kc_forward(K, y2, g, b, y2, NULL, NULL, rows, cols, 1e-5f);
         assert_true(kc_same_bits(y1, y2, n));
         free(x), free(g), free(b), free(y1), free(y2), free(xs), free(ys);
+    }
+}
+
+/* RMSNorm and the fused add (either norm): a whole call, then the same rows in PIECES,
+   give the same y, mean, rstd and sum. */
+static void modes_independent_of_call_shape(void **state)
+{
+    (void)state;
+    tu_rng rng = {9};
+    for (size_t c = 0; c < SHAPE_NC; c++) {
+        const size_t cols = SHAPE_COLS[c], rows = SHAPE_ROWS, n = rows * cols;
+        float *x = kc_alloc(n), *res = kc_alloc(n), *g = kc_alloc(cols), *b = kc_alloc(cols);
+        float *y[2] = {kc_alloc(n), kc_alloc(n)}, *sum[2] = {kc_alloc(n), kc_alloc(n)};
+        float mean[2][SHAPE_ROWS], rstd[2][SHAPE_ROWS];
+        tu_fill_normal(&rng, x, n, 1.0, 3.0);
+        tu_fill_normal(&rng, res, n, -2.0, 1.0);
+        tu_fill_normal(&rng, g, cols, 0.0, 1.0);
+        tu_fill_normal(&rng, b, cols, 0.0, 1.0);
+        for (unsigned mode = 1; mode < 4; mode++) /* bit 0 RMSNorm, bit 1 fused add */
+            for (int k = 0; k < 2; k++) {
+                memset(y[k], 0, n * sizeof(float));
+                const int add = (mode & 2) != 0;
+                const ln_fwd_args a = {.x = x, .ldx = cols, .gamma = g, .beta = b, .y = y[k],
+                                       .ldy = cols, .mean = mean[k], .rstd = rstd[k],
+                                       .cols = cols, .eps = 1e-5f,
+                                       .flags = (mode & 1) ? LN_FLAG_RMS_NORM : 0u,
+                                       .residual = add ? res : NULL, .sum = add ? sum[k] : NULL};
+                if (k == 0)
+                    K->forward(&a, 0, rows);
+                else
+                    for (size_t i = 0; i + 1 < sizeof PIECES / sizeof *PIECES; i++)
+                        K->forward(&a, PIECES[i], PIECES[i + 1]);
+                if (k == 1) {
+                    assert_true(kc_same_bits(y[0], y[1], n));
+                    assert_true(kc_same_bits(rstd[0], rstd[1], rows));
+                    if (!(mode & 1))
+                        assert_true(kc_same_bits(mean[0], mean[1], rows));
+                    if (add)
+                        assert_true(kc_same_bits(sum[0], sum[1], n));
+                }
+            }
+        free(x), free(res), free(g), free(b), free(y[0]), free(y[1]), free(sum[0]), free(sum[1]);
     }
 }
 
@@ -396,6 +447,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(constant_rows_give_beta),
         cmocka_unit_test(nan_and_inf_rows_are_contained),
         cmocka_unit_test(bits_independent_of_call_shape),
+        cmocka_unit_test(modes_independent_of_call_shape),
         cmocka_unit_test(bits_independent_of_previous_calls),
     };
     return cmocka_run_group_tests_name(K->name, tests, NULL, report);

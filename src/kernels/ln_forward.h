@@ -910,7 +910,14 @@ LN_INLINE void forward_rows(const ln_body_fwd_args *a, const ln_plan *p, size_t 
 #endif
             for (; r + LN_RFWD <= r1; r += LN_RFWD)
                 forward_group(a, p, r, r1, ag, LN_RFWD, LN_KSMALL, mode, 0);
-        for (; r < r1; r++)
+        /* The rows after the last group, interleaved as well (a row's bits do not depend
+           on R): one at a time they waited on one reduction chain after another. */
+        const size_t left = r1 - r;
+        if (LN_RFWD > 3 && left == 3)
+            forward_group(a, p, r, r1, ahead, 3, LN_KSMALL, mode, 0);
+        else if (LN_RFWD > 2 && left == 2)
+            forward_group(a, p, r, r1, ahead, 2, LN_KSMALL, mode, 0);
+        else if (left == 1)
             forward_group(a, p, r, r1, ahead, 1, LN_KSMALL, mode, 0);
     } else {
         for (; r < r1; r++)
