@@ -242,6 +242,13 @@ static void outputs_independent_of_call_shape(void **state)
         for (size_t r = 0; r < rows; r += 3) /* rows in groups of three, no partials */
             K->backward(&a, r, r + 3 < rows ? r + 3 : rows, NULL, NULL);
         assert_true(kc_same_bits(dx, dx2, n));
+        /* With partials (each piece's own), in pieces of every size a kernel groups rows
+           by: 3, 1, 2, then 7 and 57 (groups of 4 and pairs, and what follows them). */
+        static const size_t pieces[] = {0, 3, 4, 6, 13, 70};
+        memset(dx2, 0, n * sizeof *dx2);
+        for (size_t i = 0; i + 1 < sizeof pieces / sizeof *pieces; i++)
+            K->backward(&a, pieces[i], pieces[i + 1], dg2, db2);
+        assert_true(kc_same_bits(dx, dx2, n));
         for (size_t i = 0; i < cols; i++)
             ones[i] = 1.0f;
         kc_backward(K, p.dy, p.x, NULL, p.mean, p.rstd, dx, dg, db, rows, cols);

@@ -561,7 +561,9 @@ LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t
     size_t r = r0;
     if (full && p->n <= LN_SMALL_COLS)
         r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, stream, hints, join);
-    else if (full && p->n <= LN_BWD_R2_COLS)
+    /* Pairs, and after the four-row groups the last rows' pair (R never changes a row's
+       bits): alone, each row waited on its own reduction chains. */
+    if (full && p->n <= LN_BWD_R2_COLS)
         r = backward_groups(a, p, inv_n, r, r0, r1, 2, dg, db, full, rms, acc, stream, hints, join);
     backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, stream, hints, join);
 }
