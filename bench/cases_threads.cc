@@ -90,12 +90,15 @@ void ln_bench_cases_threads()
 {
     for (int threads : {2, 1}) {
         const std::string impl = threads == 2 ? "api" : "api_1t";
+        // Warm as well: the f32 side of the bf16 issue's warm targets.
+        const std::vector<lnb::Regime> all = {lnb::Regime::hot, lnb::Regime::cold,
+                                              lnb::Regime::warm};
         add(
             "fwd_mt", impl, [threads](const lnb::Problem &p) { return forward_call(p, threads); },
-            false, true);
+            false, true, all);
         add(
             "bwd_mt", impl, [threads](const lnb::Problem &p) { return backward_call(p, threads); },
-            true, true);
+            true, true, all);
     }
     for (bool backward : {false, true}) {
         const std::string op = backward ? "bwd_mt" : "fwd_mt";

@@ -24,8 +24,9 @@
 namespace lnb {
 
 // hot: x ~ 256 KiB reused (L2-resident); cold: x ~ 64 MiB, flushed before every timed
-// call; row1: one row, hot (call latency).
-enum class Regime { hot, cold, row1 };
+// call; row1: one row, hot (call latency); warm: x = 12 MiB reused, never flushed (the bf16
+// issue's tensors: 4096 rows of 768 columns, past L2 and within a large L3).
+enum class Regime { hot, cold, row1, warm };
 
 // Operand bits: which buffers a case touches, so the cold regime flushes exactly those.
 enum : unsigned {

@@ -19,7 +19,8 @@ import targets
 
 OPS = {"fwd": "Forward", "bwd": "Backward"}
 REGIMES = {"hot": "hot (x ≈ 256 KiB, L2-resident)",
-           "cold": "cold (x ≈ 64 MiB, every operand flushed before each call)"}
+           "cold": "cold (x ≈ 64 MiB, every operand flushed before each call)",
+           "warm": "warm (x = 12 MiB, reused: past L2, within a large L3)"}
 COMPETITORS = ["naive", "onednn"]
 LABELS = {"api": "API", "naive": "naive", "onednn": "oneDNN", "stream": "stream",
           "stream_nt": "stream NT"}
@@ -67,7 +68,7 @@ def impl_order(ctx, runs):
 
 def header(ctx, runs):
     reps = {r: max(len(v["gbs"]) for k, v in runs.items() if k[1] == r)
-            for r in ("hot", "cold", "row1") if any(k[1] == r for k in runs)}
+            for r in ("hot", "cold", "warm", "row1") if any(k[1] == r for k in runs)}
     onednn = ctx.get("onednn", "absent")
     dnnl = (f"oneDNN {onednn}" if onednn != "absent" else
             "oneDNN: not built (libdnnl-dev not found at configure), its columns are left out")
@@ -143,8 +144,9 @@ def full_tables(ctx, runs, torch_doc=None):
 
 
 # bf16 against f32 through the public API, one thread ("api_1t" of the *_mt ops: the same
-# path and wall clock for both), with the targets bf16 LayerNorm is held to.
-BF16_TARGETS = {("fwd", "cold"): 1.8, ("fwd", "hot"): 1.5, ("bwd", "cold"): 1.6}
+# path and wall clock for both), with the targets bf16 LayerNorm is held to. The issue's
+# "warm" is its tensors (4096 x 768) reused: the warm regime, not the L2-resident hot one.
+BF16_TARGETS = {("fwd", "cold"): 1.8, ("fwd", "warm"): 1.5, ("bwd", "cold"): 1.6}
 BF16_COLS = (768, 4096)
 
 
@@ -199,7 +201,8 @@ def latency_table(runs):
 
 def summary(ctx, runs):
     """The README's table: the public API per cols, one column per direction and regime."""
-    groups = [(op, rg) for op in ops_of(runs) for rg in REGIMES
+    # Hot and cold: the warm regime's few cases are the bf16 table's.
+    groups = [(op, rg) for op in ops_of(runs) for rg in ("hot", "cold")
               if any(k[:3] == (op, rg, "api") for k in runs)]
     cols_list = sorted({k[3] for k in runs if k[1] in REGIMES})
     dnnl = any(k[2] == "onednn" for k in runs)
@@ -234,7 +237,7 @@ def plot(ctx, runs, path):
     order = impl_order(ctx, runs)
     fig, axes = plt.subplots(2, 2, figsize=(13, 9), squeeze=False)
     ticks = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
-    for row, rg in enumerate(REGIMES):
+    for row, rg in enumerate(("hot", "cold")):
         for col, op in enumerate(OPS):
             ax = axes[row][col]
             for impl in ROOFS + order:

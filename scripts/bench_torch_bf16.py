@@ -3,7 +3,8 @@
 
 Usage: scripts/bench_torch_bf16.py [--out FILE.json] [--reps N]
 Shapes and regimes as ln_bench's (bench/harness.cc): hot, x of 256 KiB as float (rows =
-65536 / cols), the same call repeated; cold, x of 64 MiB as float (rows = 16 Mi / cols),
+65536 / cols), the same call repeated; warm, the same with x of 12 MiB as float (rows = 3 Mi
+/ cols); cold, x of 64 MiB as float (rows = 16 Mi / cols),
 caches evicted before every timed call by writing a buffer larger than any L3 here. One
 thread (torch.set_num_threads(1)), as ln_bench's single-thread figures. Weight and bias
 are bf16 too: PyTorch 1.13's CPU layer_norm wants them in the input's dtype. Forward is
@@ -20,7 +21,8 @@ import time
 
 import torch
 
-HOT_ELEMS, COLD_ELEMS, EPS = 65536, 16 * 1024 * 1024, 1e-5
+ELEMS = {"hot": 65536, "warm": 3 * 1024 * 1024, "cold": 16 * 1024 * 1024}
+EPS = 1e-5
 COLS = (768, 4096)
 
 
@@ -38,7 +40,7 @@ def timed(call, evict, reps, inner):
 
 
 def measure(cols, regime, reps):
-    rows = (HOT_ELEMS if regime == "hot" else COLD_ELEMS) // cols
+    rows = ELEMS[regime] // cols
     g = torch.Generator().manual_seed(cols)
     x = (torch.rand(rows, cols, generator=g) * 4.5 - 2).to(torch.bfloat16)
     dy = (torch.rand(rows, cols, generator=g) * 2 - 1).to(torch.bfloat16)
@@ -49,7 +51,7 @@ def measure(cols, regime, reps):
     bwd = lambda: torch.ops.aten.native_layer_norm_backward(dy, x, [cols], mean, rstd, w, b,
                                                             [True, True, True])
     evict = torch.zeros(64 * 1024 * 1024, dtype=torch.float32) if regime == "cold" else None
-    inner = 1 if regime == "cold" else 20
+    inner = {"hot": 20, "warm": 2, "cold": 1}[regime]
     res = []
     for op, call in (("bf16_fwd", fwd), ("bf16_bwd", bwd)):
         call()  # first-call setup outside the clock
@@ -66,7 +68,7 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(1)
     torch.set_grad_enabled(False)
-    runs = [r for cols in COLS for rg in ("hot", "cold") for r in measure(cols, rg, a.reps)]
+    runs = [r for cols in COLS for rg in ELEMS for r in measure(cols, rg, a.reps)]
     print(f"### PyTorch {torch.__version__} bf16 LayerNorm, one thread (G elements/s, median)")
     print("\n| op | regime | cols | rows | G elements/s (min–max) |\n|---|---|---|---|---|")
     for r in runs:
