@@ -40,11 +40,12 @@
  * take the double path. A NaN or Inf in a row makes that row's outputs NaN only.
  *
  * Environment (each read once, at the first call): LN_MAX_ISA (ln_set_max_isa),
- * LN_NUM_THREADS (ln_set_num_threads), LN_NT_BYTES: outputs of a call at least this many
- * bytes are written with non-temporal stores on x86 (f32 LayerNorm's y and dx, not with
- * LN_FLAG_ACCUMULATE; bf16 y, and bf16 dx with AVX-512; GELU's forward y), and such calls
- * prefetch ahead (decimal, optional K/M/G suffix; 0 = always; default min(last-level
- * cache, 32 MiB)). bf16 calls count all their operands' bytes against it.
+ * LN_NUM_THREADS (ln_set_num_threads), LN_NT_BYTES: calls whose operands (the rows they
+ * read and write: x and y, with the fused add's residual and sum; dy, x and dx) total at
+ * least this many bytes write their outputs with non-temporal stores on x86 (f32
+ * LayerNorm's y and dx, not with LN_FLAG_ACCUMULATE; bf16 y, and bf16 dx with AVX-512;
+ * GELU's forward y, counting x and y), and such calls prefetch ahead (decimal, optional
+ * K/M/G suffix; 0 = always; default a third of min(last-level cache, 32 MiB)).
  * Results are bitwise the same either way.
  */
 

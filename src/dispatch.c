@@ -218,12 +218,8 @@ static void init_once(void)
                 (isa == LN_ISA_SCALAR || isa_family(isa) == HOST_FAMILY))
                 g_env_cap = isa;
     const char *nt = getenv("LN_NT_BYTES");
-    if (!nt || !parse_bytes(nt, &g_nt_bytes)) {
-        /* Capped: hypervisors often report the whole socket's L3 (508 MiB on this
-           project's EPYC machines) where one core reaches only its complex's 32 MiB. */
-        const size_t llc = ln_cpu_llc_bytes(), cap = (size_t)32 << 20;
-        g_nt_bytes = llc && llc < cap ? llc : cap;
-    }
+    if (!nt || !parse_bytes(nt, &g_nt_bytes))
+        g_nt_bytes = ln_nt_default_bytes();
     const ln_kernels *expected = NULL;
     atomic_compare_exchange_strong(&g_active, &expected, best_under(g_env_cap));
 }
@@ -235,6 +231,21 @@ const ln_kernels *ln_active(void)
         return k;
     pthread_once(&g_once, init_once);
     return atomic_load_explicit(&g_active, memory_order_acquire);
+}
+
+/* The LLC is capped at 32 MiB: hypervisors often report the whole socket's L3 (508 MiB on
+   this project's EPYC machines) where one core reaches only its complex's 32 MiB, which
+   it shares with the complex's other cores. A third of it: calls whose operands pass
+   that stop staying cached from one call to the next. Measured on Zen 4 (32 MiB L3, a
+   2-core VM), repeated calls at 768 columns, ordinary against streamed stores: forward
+   44 / 40 GB/s at 3 MiB of y (working set 6 MiB), 36 / 42 at 6 MiB, 10 / 43 at 8 MiB;
+   backward 33 / 24 at 3 MiB of dx (9 MiB moved), 24 / 37 at 4 MiB, 19 / 37 at 6 MiB.
+   The former rule, outputs against the whole 32 MiB, left calls of 4-16 MiB per operand
+   (GPT-2 activations of a few thousand tokens) at a quarter of the streamed speed. */
+size_t ln_nt_default_bytes(void)
+{
+    const size_t llc = ln_cpu_llc_bytes(), cap = (size_t)32 << 20;
+    return (llc && llc < cap ? llc : cap) / 3;
 }
 
 size_t ln_nt_bytes(void)

@@ -103,7 +103,7 @@ typedef void (*ln_bf16_bwd_fn)(const ln_bf16_bwd_args *a, size_t r0, size_t r1,
 /* Elementwise over n floats; kind is LN_GELU_TANH or LN_GELU_ERF (validated). y == x and
    dx == dy or dx == x exactly are allowed: every element is read before it is written. */
 typedef void (*ln_gelu_fwd_fn)(const float *x, float *y, size_t n, int kind);
-/* Or'ed into the forward's kind by the runner when y reaches ln_nt_bytes: write it with
+/* Or'ed into the forward's kind by the runner when x and y reach ln_nt_bytes: write y with
    non-temporal stores where the kernel has them (x86); the values are the same. */
 #define LN_GELU_NT 0x100
 typedef void (*ln_gelu_bwd_fn)(const float *dy, const float *x, float *dx, size_t n, int kind);
@@ -203,13 +203,15 @@ unsigned ln_cpu_ext_mask(void);
 size_t ln_cpu_llc_bytes(void);
 
 /*
- * Outputs of at least this many bytes per call are written with non-temporal stores
- * (kernels see args.nt): they would not stay in the last-level cache anyway, and
- * streaming them past it saves the read-for-ownership of every line. Set once from
- * LN_NT_BYTES (bytes, optional K/M/G suffix; 0 = always) or the LLC size capped at
- * 32 MiB (also when the size is unknown).
+ * Calls whose operands (the rows read and written) total at least this many bytes write
+ * their outputs with non-temporal stores (kernels see args.nt): they would not stay in
+ * the last-level cache anyway, and streaming them past it saves the read-for-ownership
+ * of every line and leaves the cache to the inputs. Set once from LN_NT_BYTES (bytes,
+ * optional K/M/G suffix; 0 = always), else ln_nt_default_bytes().
  */
 size_t ln_nt_bytes(void);
+/* A third of the LLC size capped at 32 MiB (32 MiB when unknown): dispatch.c says why. */
+size_t ln_nt_default_bytes(void);
 
 /* The record of `isa` if compiled in and runnable here, else NULL: the one dispatch
    would use for that ISA on this CPU (with its extensions). Tests reach every record

@@ -129,16 +129,13 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
     return blocks_one_thread(block, c, rows, cols, accumulate, dgamma, dbeta);
 }
 
-/* Kernels get args.nt set when `bytes` are at least ln_nt_bytes: a copy of the
-   arguments, so small calls pay one compare. The f32 kernels then stream their outputs
-   (the bytes are the outputs'), prefetch their cold rows and keep the row-by-row apply
+/* Kernels get args.nt set when `bytes`, all the rows a call reads and writes, are at least
+   ln_nt_bytes: a copy of the arguments, so small calls pay one compare. The f32 kernels
+   then stream their outputs, prefetch their cold rows and keep the row-by-row apply
    (kernels/ln_forward.h), and the backward prefetches the rows its next groups read
    (kernels/ln_common.h), up to the call's last row (pf_rows, set here for backward:
-   its kernel calls are 64-row blocks). For bf16 the bytes are all the operands' (their
-   kernels stream y, and on AVX-512 dx, where the element files allow): counting the
-   outputs alone, before bf16 streamed, the 64 MiB-input calls of the
-   bench's cold regime (32 MiB of bf16 x, 32 MiB of y, 768 columns) fell 512 bytes short of
-   the 32 MiB default and ran the warm grouped apply, 0.83x. */
+   its kernel calls are 64-row blocks). bf16 kernels stream y, and on AVX-512 dx, where
+   the element files allow. */
 #define WITH_NT(T, a, bytes, extra)                                                       \
     T nt_args_;                                                                           \
     if ((bytes) >= ln_nt_bytes()) {                                                       \
@@ -152,7 +149,9 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
    one branch over the kernel call. */
 void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
 {
-    WITH_NT(ln_fwd_args, a, rows * a->ldy * sizeof(float), (void)0)
+    /* x and y, and the fused add's residual and sum (rows of x's stride). */
+    const size_t lds = a->ldx * ((a->residual != NULL) + (a->sum != NULL));
+    WITH_NT(ln_fwd_args, a, rows * (a->ldx + a->ldy + lds) * sizeof(float), (void)0)
     const int t = ln_threads_for(rows * a->cols, LN_THREAD_MIN_FWD, rows);
     if (t > 1) {
         const call c = {k, a};
@@ -165,7 +164,8 @@ void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
 int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, float *dgamma,
                     float *dbeta)
 {
-    WITH_NT(ln_bwd_args, a, a->dx ? rows * a->lddx * sizeof(float) : 0, nt_args_.pf_rows = rows)
+    WITH_NT(ln_bwd_args, a, rows * (a->lddy + a->ldx + (a->dx ? a->lddx : 0)) * sizeof(float),
+            nt_args_.pf_rows = rows)
     const call c = {k, a};
     return run_blocks(f32_block, &c, rows, a->cols, (a->flags & LN_FLAG_ACCUMULATE) != 0,
                       dgamma, dbeta, LN_THREAD_MIN_BWD);
@@ -194,12 +194,12 @@ int ln_bf16_backward_run(const ln_kernels *k, const ln_bf16_bwd_args *a, size_t 
 
 static size_t gelu_chunks(size_t n) { return n / LN_GELU_CHUNK + (n % LN_GELU_CHUNK != 0); }
 
-/* The forward's kind with LN_GELU_NT when its output (n floats) reaches ln_nt_bytes, the
-   rule of the LayerNorm outputs: x86 kernels then stream it (kernels/gelu_body.h; the
+/* The forward's kind with LN_GELU_NT when x and y (n floats each) reach ln_nt_bytes, the
+   rule of the LayerNorm calls: x86 kernels then stream y (kernels/gelu_body.h; the
    backward gained nothing from streaming and is not asked to). */
 static int gelu_kind(int kind, size_t n)
 {
-    return n * sizeof(float) >= ln_nt_bytes() ? kind | LN_GELU_NT : kind;
+    return 2 * n * sizeof(float) >= ln_nt_bytes() ? kind | LN_GELU_NT : kind;
 }
 
 void ln_gelu_forward_run(const ln_kernels *k, const float *x, float *y, size_t n, int kind)

@@ -12,19 +12,19 @@
 #include "ln_internal.h"
 #include "testutil.h"
 
-/* argv[1]: the threshold LN_NT_BYTES must give, or "default": min(LLC, 32 MiB). */
+/* argv[1]: the threshold LN_NT_BYTES must give, or "default": min(LLC, 32 MiB) / 3. */
 static const char *g_expect;
 
 static void threshold_is_parsed(void **state)
 {
     (void)state;
     const size_t llc = ln_cpu_llc_bytes(), cap = (size_t)32 << 20;
-    const size_t want = strcmp(g_expect, "default") == 0 ? (llc && llc < cap ? llc : cap)
+    const size_t want = strcmp(g_expect, "default") == 0 ? (llc && llc < cap ? llc : cap) / 3
                                                          : (size_t)strtoull(g_expect, NULL, 10);
     assert_int_equal(ln_nt_bytes(), want);
 }
 
-/* Through the runner (which sets args.nt when the outputs reach the threshold) against the
+/* Through the runner (which sets args.nt when the operands reach the threshold) against the
    active kernel called directly with nt = 0: bitwise the same y, mean, rstd, for a y
    misaligned by one float and an odd ldy. */
 static void runner_output_same_bits(void **state)

@@ -211,8 +211,8 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
         v_store(p, v);
 }
 
-/* The call's operands come from memory (args.nt, set by the runner: f32 when its outputs
-   reach ln_nt_bytes, bf16 when all its operands do), any element type. */
+/* The call's operands come from memory (args.nt, set by the runner when they reach
+   ln_nt_bytes), any element type. */
 #define LN_COLD(a) ((a)->nt)
 
 /*
