@@ -51,6 +51,10 @@ typedef struct ln_bwd_args {
     size_t pf_rows; /* with nt: the call's row count. A kernel's prefetch hints (which
                        neither fault nor change memory) may name rows below it beyond its
                        own [r0, r1): blocks are 64 rows, shorter than the hints' reach */
+    float *acc_dg, *acc_db; /* LN_FLAG_ACCUMULATE in one block (run.c): the caller's
+                               dgamma/dbeta (either may be NULL). The kernel adds its block
+                               partials to them, acc[j] = part[j] + acc[j] in float, and may
+                               leave the dg/db it was given (scratch) unfinished */
 } ln_bwd_args;
 
 /* Forward for rows [r0, r1). */

@@ -54,13 +54,6 @@ static void gelu_bwd_chunk(const void *ctx, size_t i0, size_t i1)
     c->k->gelu_backward(g->dy + i0, g->x + i0, g->out + i0, i1 - i0, g->kind);
 }
 
-/* dst += part, each sum in double and rounded once (one loop per vector, so it vectorizes). */
-static void add_in_double(float *restrict dst, const float *restrict part, size_t n)
-{
-    for (size_t j = 0; j < n; j++)
-        dst[j] = (float)((double)part[j] + (double)dst[j]);
-}
-
 /* One thread's backward: blocks in order, each block's partials added to double
    accumulators in block order, the caller's values added once after the fold. */
 static int blocks_one_thread(ln_block_fn block, const void *ctx, size_t rows, size_t n,
@@ -72,26 +65,9 @@ static int blocks_one_thread(ln_block_fn block, const void *ctx, size_t rows, si
         block(ctx, 0, rows, dgamma, dbeta);
         return LN_OK;
     }
-    /* Accumulating into the caller's values from one block: its float partials plus
-       those values, in double and rounded once, are the general path's bits (there
-       0.0 + (double)p is exact), without its double accumulators to clear and fold. The
-       scratch is malloc'ed, not calloc'ed: the kernel writes every partial. */
-    const size_t ps = ln_part_stride(n);
-    if (rows <= LN_BWD_BLOCK) {
-        void *mem = malloc(2 * ps * sizeof(float) + LN_PART_SLACK);
-        if (!mem)
-            return LN_ERR_NOMEM;
-        float *part = ln_part_base(mem);
-        block(ctx, 0, rows, dgamma ? part : NULL, dbeta ? part + ps : NULL);
-        if (dgamma)
-            add_in_double(dgamma, part, n);
-        if (dbeta)
-            add_in_double(dbeta, part + ps, n);
-        free(mem);
-        return LN_OK;
-    }
     /* Double accumulators: the fold adds rows/64 partials per column, and double keeps
        that rounding far below the float partials' own. */
+    const size_t ps = ln_part_stride(n);
     void *mem = calloc(1, 2 * ps * sizeof(float) + 2 * n * sizeof(double) + LN_PART_SLACK);
     if (!mem)
         return LN_ERR_NOMEM;
@@ -127,6 +103,29 @@ static int run_blocks(ln_block_fn block, const call *c, size_t rows, size_t cols
     if (t > 1 && ln_threads_blocks(block, c, rows, cols, accumulate, dgamma, dbeta, t) == LN_OK)
         return LN_OK;
     return blocks_one_thread(block, c, rows, cols, accumulate, dgamma, dbeta);
+}
+
+/* An accumulating call of one block: the kernel adds its partials to the caller's
+   dgamma/dbeta (args.acc_dg), in float, into scratch it may leave unfinished. Those are
+   the general path's bits: there (float)(0.0 + (double)p + (double)d), and rounding the
+   sum of two floats to double and then to float gives the float sum, because
+   53 >= 2 * 24 + 2 (Figueroa, "When is double rounding innocuous?", 1995); the double
+   sum cannot overflow where the float one would not round to Inf as well. The scratch is
+   malloc'ed, not calloc'ed: the kernel writes every partial it reads. */
+static int accumulate_one_block(const ln_kernels *k, const ln_bwd_args *a, size_t rows,
+                                float *dgamma, float *dbeta)
+{
+    const size_t ps = ln_part_stride(a->cols);
+    void *mem = malloc(2 * ps * sizeof(float) + LN_PART_SLACK);
+    if (!mem)
+        return LN_ERR_NOMEM;
+    float *part = ln_part_base(mem);
+    ln_bwd_args fa = *a;
+    fa.acc_dg = dgamma;
+    fa.acc_db = dbeta;
+    k->backward(&fa, 0, rows, dgamma ? part : NULL, dbeta ? part + ps : NULL);
+    free(mem);
+    return LN_OK;
 }
 
 /* Kernels get args.nt set when `bytes`, all the rows a call reads and writes, are at least
@@ -166,9 +165,11 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
 {
     WITH_NT(ln_bwd_args, a, rows * (a->lddy + a->ldx + (a->dx ? a->lddx : 0)) * sizeof(float),
             nt_args_.pf_rows = rows)
+    const int accumulate = (a->flags & LN_FLAG_ACCUMULATE) != 0;
+    if (accumulate && rows <= LN_BWD_BLOCK && (dgamma || dbeta))
+        return accumulate_one_block(k, a, rows, dgamma, dbeta);
     const call c = {k, a};
-    return run_blocks(f32_block, &c, rows, a->cols, (a->flags & LN_FLAG_ACCUMULATE) != 0,
-                      dgamma, dbeta, LN_THREAD_MIN_BWD);
+    return run_blocks(f32_block, &c, rows, a->cols, accumulate, dgamma, dbeta, LN_THREAD_MIN_BWD);
 }
 
 void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t rows)

@@ -115,8 +115,10 @@ static void param_grads(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamm
 void ln_backward_scalar(const ln_bwd_args *a, size_t r0, size_t r1, float *dgamma,
                         float *dbeta)
 {
-    if (dgamma || dbeta)
+    if (dgamma || dbeta) {
         param_grads(a, r0, r1, dgamma, dbeta);
+        ln_fold_partials(a, dgamma, dbeta);
+    }
     if (!a->dx)
         return;
     for (size_t r = r0; r < r1; r++)

@@ -147,6 +147,65 @@ static void accumulate_adds(void **state)
         }
 }
 
+/* A call of one block with args.acc_dg/acc_db (run.c, LN_FLAG_ACCUMULATE): each kernel
+   adds its partials to the caller's values itself, in the loop of its last group of rows
+   or after it. The caller's values must become part + old in float, part being the
+   kernel's own partials from the same call without the fold, and dx must not change: for
+   every group shape (rows 1..7 end in groups of 4, 2 and 1), dgamma or dbeta alone, dx
+   absent (no fold in the loop), a cold call (nt: the loops with prefetch hints), and a
+   last row beyond the float path's range (|x| 1e30, dy 1e10: its group is redone in
+   double, then folded). */
+static void accumulate_folds_in_kernel(void **state)
+{
+    (void)state;
+    tu_rng rng = {48};
+    static const size_t cols_list[] = {3, 17, 100, 768, 1601, 8193};
+    static const size_t rows_list[] = {1, 2, 3, 5, 7};
+    for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++)
+        for (size_t ri = 0; ri < sizeof rows_list / sizeof *rows_list; ri++)
+            for (unsigned v = 0; v < 2 * 2 * 3 * 2 * 2; v++) {
+                const unsigned rms = v % 2, nt = v / 2 % 2, ops = v / 4 % 3; /* ops: both, dg, db */
+                const int no_dx = v / 12 % 2, huge = v / 24 % 2;
+                const size_t cols = cols_list[c], rows = rows_list[ri], n = rows * cols;
+                float *x = kc_alloc(n), *dy = kc_alloc(n), *y = kc_alloc(n), *g = kc_alloc(cols);
+                float *dx0 = kc_alloc(n), *dx1 = kc_alloc(n), m[7], r[7], *pg = kc_alloc(cols);
+                float *pb = kc_alloc(cols), *sg = kc_alloc(cols), *sb = kc_alloc(cols);
+                float *old = kc_alloc(2 * cols), *acc = kc_alloc(2 * cols);
+                tu_fill_normal(&rng, x, n, 0.5, 2.0);
+                tu_fill_normal(&rng, dy, n, 0.0, 1.0);
+                tu_fill_normal(&rng, g, cols, 1.0, 0.3);
+                tu_fill_normal(&rng, dx0, n, 0.0, 1.0);
+                tu_fill_normal(&rng, old, 2 * cols, 0.0, 3.0);
+                if (huge)
+                    for (size_t i = (rows - 1) * cols; i < n; i++)
+                        x[i] *= 1e30f, dy[i] *= 1e10f;
+                memcpy(dx1, dx0, n * sizeof(float));
+                memcpy(acc, old, 2 * cols * sizeof(float));
+                fwd(ORACLE, x, cols, NULL, NULL, g, NULL, y, cols, m, r, rows, cols,
+                    rms ? LN_FLAG_RMS_NORM : 0);
+                ln_bwd_args a = {.dy = dy, .lddy = cols, .x = x, .ldx = cols, .gamma = g,
+                                 .mean = m, .rstd = r, .dx = no_dx ? NULL : dx0, .lddx = cols,
+                                 .cols = cols, .nt = nt, .pf_rows = rows,
+                                 .flags = LN_FLAG_ACCUMULATE | (rms ? LN_FLAG_RMS_NORM : 0)};
+                float *dg = ops != 2 ? pg : NULL, *db = ops != 1 ? pb : NULL;
+                K->backward(&a, 0, rows, dg, db);
+                a.dx = no_dx ? NULL : dx1;
+                a.acc_dg = dg ? acc : NULL;
+                a.acc_db = db ? acc + cols : NULL;
+                K->backward(&a, 0, rows, dg ? sg : NULL, db ? sb : NULL);
+                for (size_t j = 0; j < cols; j++) {
+                    const float wg = dg ? pg[j] + old[j] : old[j];
+                    const float wb = db ? pb[j] + old[cols + j] : old[cols + j];
+                    if (!kc_same_bits(acc + j, &wg, 1) || !kc_same_bits(acc + cols + j, &wb, 1))
+                        fail_msg("cols %zu rows %zu variant %u: column %zu not part + old",
+                                 cols, rows, v, j);
+                }
+                assert_true(kc_same_bits(dx0, dx1, n));
+                free(x), free(dy), free(y), free(g), free(dx0), free(dx1), free(pg), free(pb);
+                free(sg), free(sb), free(old), free(acc);
+            }
+}
+
 /* Strides cols, cols + 1 and 2 cols + 7, each flag set: the contiguous bits exactly. */
 static void strides_give_contiguous_bits(void **state)
 {
@@ -255,6 +314,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(rms_forward),
         cmocka_unit_test(rms_backward),
         cmocka_unit_test(accumulate_adds),
+        cmocka_unit_test(accumulate_folds_in_kernel),
         cmocka_unit_test(strides_give_contiguous_bits),
         cmocka_unit_test(fused_add_is_add_then_forward),
         cmocka_unit_test(guard_pages),

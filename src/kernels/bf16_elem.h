@@ -42,6 +42,7 @@ typedef struct ln_body_bwd_args {
     unsigned flags;
     unsigned nt; /* dy, x and dx exceed the cache: prefetch, stream dx where it can */
     size_t pf_rows;
+    float *acc_dg, *acc_db; /* as ln_bwd_args': never set, bf16 calls take no flags */
 } ln_body_bwd_args;
 
 static inline float e_get(const uint16_t *p) { return ln_bf16_to_f32(*p); }

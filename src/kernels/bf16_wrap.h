@@ -63,9 +63,10 @@ static void bf16_backward(const ln_bf16_bwd_args *a, size_t r0, size_t r1, float
         return;
     }
 #endif
-    const ln_body_bwd_args b = {a->dy,   a->lddy, a->x,    a->ldx,  a->gamma, a->mean,
-                                a->rstd, a->dx,   a->lddx, a->cols, 0u,       a->nt,
-                                a->pf_rows};
+    const ln_body_bwd_args b = {.dy = a->dy,     .lddy = a->lddy, .x = a->x,
+                                .ldx = a->ldx,   .gamma = a->gamma, .mean = a->mean,
+                                .rstd = a->rstd, .dx = a->dx,     .lddx = a->lddx,
+                                .cols = a->cols, .nt = a->nt,     .pf_rows = a->pf_rows};
     backward_kernel(&b, r0, r1, dg, db);
 }
 

@@ -90,6 +90,18 @@ static inline void ln_backward_row_double(const ln_body_bwd_args *a, size_t r, f
     ln_backward_row_sums(a, r, dg, db, first, NULL, NULL);
 }
 
+/* args.acc_dg/acc_db += the block partials dg/db, for the paths that return partials:
+   part + acc, the order of the loops that fold them in place (ln_backward.h). */
+static inline void ln_fold_partials(const ln_body_bwd_args *a, const float *dg, const float *db)
+{
+    for (size_t j = 0; j < a->cols; j++) {
+        if (a->acc_dg)
+            a->acc_dg[j] = dg[j] + a->acc_dg[j];
+        if (a->acc_db)
+            a->acc_db[j] = db[j] + a->acc_db[j];
+    }
+}
+
 /* Rows [r0, r1) of one block, fewer than LN_TINY_COLS columns: the partials summed over
    the rows in double and rounded once, as the oracle does (rounding after every row
    would leave a block's cancellation at float precision). */
