@@ -85,6 +85,7 @@ static void ln_arm_backward(const ln_bwd_args *a, size_t r0, size_t r1, float *d
         return; /* no output asked for: nothing to read either */
     if (n < LN_TINY_COLS) { /* the shared double-precision rows (kernels/tiny_backward.h) */
         ln_backward_tiny(a, r0, r1, dg, db);
+        ln_fold_partials(a, dg, db);
         return;
     }
     const int nt = a->nt != 0;
@@ -104,6 +105,7 @@ static void ln_arm_backward(const ln_bwd_args *a, size_t r0, size_t r1, float *d
         if (!ok) /* finite values beyond the float path's range: every float in double */
             ln_backward_row_double(a, r, dg, db, 0);
     }
+    ln_fold_partials(a, dg, db); /* an accumulating call's dgamma/dbeta (args.acc_dg) */
 }
 
 #endif /* LN_ARM_DRIVERS_H */
