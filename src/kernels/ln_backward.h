@@ -208,9 +208,9 @@ LN_INLINE void bwd_prefetch(const ln_bwd_rows *w, size_t c, unsigned R)
    through L2: with that pass of its own after the kernel, 4 rows of 16384 columns took
    1.22x the time of the plain call. */
 LN_INLINE void bwd_store_part(float *restrict p, float *restrict f, size_t c, V v, int tail,
-                              VM tm, int acc)
+                              VM tm, int fold)
 {
-    if (acc && f)
+    if (fold)
         store_t(f + c, v_add(v, load_t(f + c, tail, tm)), tail, tm);
     else
         store_t(p + c, v, tail, tm);
@@ -221,8 +221,8 @@ LN_INLINE void bwd_store_part(float *restrict p, float *restrict f, size_t c, V 
    order, so the partials never depend on R. Loads precede the store: dx may be dy. With
    `out`, the rows' dx vectors go there instead, for the caller to store. */
 LN_INLINE void bwd_apply_vec(const ln_bwd_rows *w, float *restrict dg, float *restrict db,
-                             size_t c, int tail, VM tm, unsigned R, int first, int stream,
-                             V *out)
+                             size_t c, int tail, VM tm, unsigned R, int first, int fold,
+                             int stream, V *out)
 {
 #ifndef LN_BWD_STREAM
     (void)stream; /* this element type does not stream */
@@ -257,9 +257,9 @@ LN_INLINE void bwd_apply_vec(const ln_bwd_rows *w, float *restrict dg, float *re
         vdb = v_add(vdb, dv);
     }
     if (w->hdg)
-        bwd_store_part(dg, w->fdg, c, vdg, tail, tm, w->acc);
+        bwd_store_part(dg, w->fdg, c, vdg, tail, tm, fold && w->fdg);
     if (w->hdb)
-        bwd_store_part(db, w->fdb, c, vdb, tail, tm, w->acc);
+        bwd_store_part(db, w->fdb, c, vdb, tail, tm, fold && w->fdb);
 }
 
 /* Whether row r's operands are all finite. A row holding a NaN or Inf gives NaN where
@@ -279,7 +279,7 @@ static int bwd_row_finite(const ln_body_bwd_args *a, size_t r, int rms)
 /* Pass B over columns [c0, n): full vectors from c0 (streamed when `stream`), then the
    tail under its mask. The partials' pointers are locals: kept in registers. */
 LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigned R, int first,
-                              int stream, int pf)
+                              int fold, int stream, int pf)
 {
     float *restrict dg = w->dg, *restrict db = w->db;
     const VM tm = v_tailmask((unsigned)((n - c0) % LN_W));
@@ -287,7 +287,7 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
 #if defined LN_BWD_STREAM && defined LN_HAVE_E_STREAM2
     if (stream) { /* whole lines in pairs, the rest stored normally: as the forward's apply */
         while ((uintptr_t)(w->dx[0] + c) % 64 && c + LN_W <= n) {
-            bwd_apply_vec(w, dg, db, c, 0, tm, R, first, 0, NULL);
+            bwd_apply_vec(w, dg, db, c, 0, tm, R, first, fold, 0, NULL);
             c += LN_W;
         }
         for (; c + 2 * LN_LINE_PAIRS * LN_W <= n; c += 2 * LN_LINE_PAIRS * LN_W)
@@ -295,8 +295,8 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
                 V lo[LN_RMAX] = {v_zero()}, hi[LN_RMAX] = {v_zero()}; /* all written: dx streams */
                 if (pf)
                     bwd_prefetch(w, k, R);
-                bwd_apply_vec(w, dg, db, k, 0, tm, R, first, 0, lo);
-                bwd_apply_vec(w, dg, db, k + LN_W, 0, tm, R, first, 0, hi);
+                bwd_apply_vec(w, dg, db, k, 0, tm, R, first, fold, 0, lo);
+                bwd_apply_vec(w, dg, db, k + LN_W, 0, tm, R, first, fold, 0, hi);
 #pragma GCC unroll 4
                 for (unsigned i = 0; i < R; i++)
                     e_stream2(w->dx[i] + k, lo[i], hi[i]);
@@ -307,15 +307,15 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
     for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
         if (pf)
             bwd_prefetch(w, c, R);
-        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream, NULL);
-        bwd_apply_vec(w, dg, db, c + LN_W, 0, tm, R, first, stream, NULL);
+        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, fold, stream, NULL);
+        bwd_apply_vec(w, dg, db, c + LN_W, 0, tm, R, first, fold, stream, NULL);
     }
     if (c + LN_W <= n) {
-        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, stream, NULL);
+        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, fold, stream, NULL);
         c += LN_W;
     }
     if (c < n)
-        bwd_apply_vec(w, dg, db, c, 1, tm, R, first, 0, NULL);
+        bwd_apply_vec(w, dg, db, c, 1, tm, R, first, fold, 0, NULL);
 }
 
 #if defined LN_JOIN && defined LN_ELEM_F32
@@ -335,7 +335,8 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
  * than the split stores they saved), 257-300 columns 0.96-1.01x.
  */
 #define LN_JOIN_MIN_VECS 16
-LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int first)
+LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int first,
+                               int fold)
 {
     const size_t nv = n / LN_W;
     const unsigned t = (unsigned)(n % LN_W);
@@ -355,13 +356,13 @@ LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int f
     float *restrict dg = w->dg, *restrict db = w->db;
     const VM none = v_tailmask(0);
     V prev[LN_RMAX], cur[LN_RMAX];
-    bwd_apply_vec(w, dg, db, 0, 0, none, R, first, 0, prev);
+    bwd_apply_vec(w, dg, db, 0, 0, none, R, first, fold, 0, prev);
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++)
         if (a[i])
             v_storem(w->dx[i], v_tailmask(a[i]), prev[i]);
     for (size_t k = 1; k < nv; k++) {
-        bwd_apply_vec(w, dg, db, k * LN_W, 0, none, R, first, 0, cur);
+        bwd_apply_vec(w, dg, db, k * LN_W, 0, none, R, first, fold, 0, cur);
 #pragma GCC unroll 4
         for (unsigned i = 0; i < R; i++) {
             v_store(w->dx[i] + a[i] + (k - 1) * LN_W, v_join(prev[i], cur[i], jx[i]));
@@ -370,7 +371,7 @@ LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int f
     }
     /* Left per row: lanes a_i on of the last full vector, then the tail's t lanes. */
     if (t)
-        bwd_apply_vec(w, dg, db, nv * LN_W, 1, v_tailmask(t), R, first, 0, cur);
+        bwd_apply_vec(w, dg, db, nv * LN_W, 1, v_tailmask(t), R, first, fold, 0, cur);
     else
 #pragma GCC unroll 4
         for (unsigned i = 0; i < R; i++)
@@ -391,9 +392,10 @@ LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int f
     return 1;
 }
 #else
-LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int first)
+LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int first,
+                               int fold)
 {
-    (void)w, (void)n, (void)R, (void)first;
+    (void)w, (void)n, (void)R, (void)first, (void)fold;
     return 0; /* no two-source permute, or bf16 rows */
 }
 #endif
@@ -429,6 +431,27 @@ LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
     (void)w, (void)R, (void)n;
     return LN_W + 1; /* this element type does not stream */
 #endif
+}
+
+/* Pass B of a group: a streamed dx's head h (<= LN_W; else it does not stream), prefetch
+   hints `ahead`, joined stores; `fold` into args.acc_dg/acc_db (backward_group). The loop
+   with hints is a copy of its own: warm calls run the loop without them. */
+LN_INLINE void bwd_apply_pass(const ln_bwd_rows *w, size_t n, unsigned R, unsigned h,
+                              size_t ahead, int first, int fold, int join)
+{
+    if (h > LN_W) {
+        if (ahead)
+            bwd_apply_cols(w, 0, n, R, first, fold, 0, 1);
+        else if (!(join && bwd_apply_joined(w, n, R, first, fold)))
+            bwd_apply_cols(w, 0, n, R, first, fold, 0, 0);
+    } else {
+        if (h)
+            bwd_apply_vec(w, w->dg, w->db, 0, 1, v_tailmask(h), R, first, fold, 0, NULL);
+        if (ahead)
+            bwd_apply_cols(w, h, n, R, first, fold, 1, 1);
+        else
+            bwd_apply_cols(w, h, n, R, first, fold, 1, 0);
+    }
 }
 
 /*
@@ -526,20 +549,12 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     }
     if (rescue)
         return 0;
-    /* The loop with hints is a copy of its own: warm calls run the loop without them. */
-    if (h > LN_W) {
-        if (ahead)
-            bwd_apply_cols(&w, 0, n, R, first, 0, 1);
-        else if (!(join && bwd_apply_joined(&w, n, R, first)))
-            bwd_apply_cols(&w, 0, n, R, first, 0, 0);
-    } else {
-        if (h)
-            bwd_apply_vec(&w, dg, db, 0, 1, v_tailmask(h), R, first, 0, NULL);
-        if (ahead)
-            bwd_apply_cols(&w, h, n, R, first, 1, 1);
-        else
-            bwd_apply_cols(&w, h, n, R, first, 1, 0);
-    }
+    /* The fold is a copy of the loops of its own, in the accumulating instantiations only:
+       tested per vector, it cost those loops up to 16 % in calls that never fold. */
+    if (acc && last && (w.fdg || w.fdb))
+        bwd_apply_pass(&w, n, R, h, ahead, first, 1, join);
+    else
+        bwd_apply_pass(&w, n, R, h, ahead, first, 0, join);
     return 1;
 }
 
