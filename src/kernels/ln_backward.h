@@ -569,7 +569,7 @@ LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, do
                                  float *db, int full, int rms, int acc, int stream, int hints,
                                  int join)
 {
-    const size_t ahead = hints && LN_COLD(a) ? ln_prefetch_rows(p->n, R) : 0;
+    const size_t ahead = hints && LN_COLD(a) ? ln_prefetch_rows(p->n, R, SIZE_MAX) : 0;
     for (; r + R <= r1; r += R)
         if (!backward_group(a, p, inv_n, r, R, r + ahead + R <= a->pf_rows ? ahead : 0, dg, db,
                             r == r0, r + R == r1, full, rms, acc, stream, join)) {

@@ -233,14 +233,19 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
  * (streamed dx) 1.03-1.45x at 64-8192 columns, most at 512-1601; ACCUMULATE 0.97-1.59x;
  * bf16 1.07-1.66x. Issued from pass A, beside its demand misses, the same hints ran
  * 0.66-1.06x of that, below 0.9x at 11 of 21 points. (On Zen 4 an earlier form, without
- * dx, had measured 0.73-0.95x.)
+ * dx, had measured 0.73-0.95x.) The backward hints rows of every length (max_bytes
+ * SIZE_MAX): its pass B does more per element than the forward's apply, so with the
+ * row above LN_PF_ROW_BYTES unhinted the memory idled through it (Zen 4, cold, 64 MiB
+ * operands, alternating builds: plain f32 1.09-1.25x at 4096-65536 columns on AVX-512,
+ * 1.31-1.39x on AVX2; bf16 1.07-1.13x at 8192-16384; ACCUMULATE 1.00-1.04x; unchanged
+ * at 256-2048, and 2 or 4 groups ahead instead of 1 measured no better).
  */
 #define LN_PF_AHEAD 4096
 #define LN_PF_ROW_BYTES 8192
-static inline size_t ln_prefetch_rows(size_t n, unsigned R)
+static inline size_t ln_prefetch_rows(size_t n, unsigned R, size_t max_bytes)
 {
     const size_t bytes = n * sizeof(LN_ELEM);
-    if (bytes > LN_PF_ROW_BYTES)
+    if (bytes > max_bytes)
         return 0;
     const size_t rows = (LN_PF_AHEAD + bytes - 1) / bytes;
     return (rows + R - 1) / R * R; /* whole groups of R rows on */

@@ -900,9 +900,9 @@ LN_INLINE void forward_rows(const ln_body_fwd_args *a, const ln_plan *p, size_t 
                             unsigned mode)
 {
     size_t r = r0;
-    const size_t ahead = LN_COLD(a) ? ln_prefetch_rows(p->n, 1) : 0;
+    const size_t ahead = LN_COLD(a) ? ln_prefetch_rows(p->n, 1, LN_PF_ROW_BYTES) : 0;
     if (p->n <= fwd_small_cols(mode)) {
-        const size_t ag = LN_COLD(a) ? ln_prefetch_rows(p->n, LN_RFWD) : 0;
+        const size_t ag = LN_COLD(a) ? ln_prefetch_rows(p->n, LN_RFWD, LN_PF_ROW_BYTES) : 0;
 #ifdef LN_GROUP_APPLY
         if (fwd_grouped(a, p, mode))
             r = forward_grouped(a, p, r0, r1, mode);
