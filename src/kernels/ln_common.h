@@ -227,8 +227,9 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
  * cold forward: 1.36-1.56x at 128-2048 columns; 0.87x at 8192 and 0.74x at 16384 when
  * every row prefetched its successor; 1 KiB or 12 KiB ahead instead of 4 measured 0.93-1.04x
  * and 0.66-0.80x). The backward's pass B, which reads its group back from L1 too, asks
- * for x, dy and (unless it streams) dx of the group `ahead` rows on, up to the call's last
- * row (args.pf_rows: its kernel calls are 64-row blocks, shorter than the hints' reach).
+ * for x, dy and (unless it streams, or float ACCUMULATE reads it) dx of the group `ahead`
+ * rows on, up to the call's last row (args.pf_rows: its kernel calls are 64-row blocks,
+ * shorter than the hints' reach).
  * Zen 5, AVX-512, cold, one process alternating with the build without them: plain
  * (streamed dx) 1.03-1.45x at 64-8192 columns, most at 512-1601; ACCUMULATE 0.97-1.59x;
  * bf16 1.07-1.66x. Issued from pass A, beside its demand misses, the same hints ran
