@@ -298,8 +298,9 @@ static void streamed_dx_same_bits(void **state)
     (void)state;
     /* Rows the streamed path's pass A loads aligned (bwd_reduce_aligned), every head width
        h = 1..15: 1601 columns (an even vector count) has rows 1..8 off by 1..8 floats,
-       h = 15..8; 1631 (odd) has them off by 15, 14, ..., h = 1..8. */
-    static const size_t cols_list[] = {8, 17, 64, 100, 768, 1601, 1631};
+       h = 15..8; 1631 (odd) has them off by 15, 14, ..., h = 1..8. Rows from 256 columns
+       with a head stream joined (AVX-512); 4097, above 8 KiB, are hinted too. */
+    static const size_t cols_list[] = {8, 17, 64, 100, 768, 1601, 1631, 4097};
     static const unsigned flags_list[] = {0, LN_FLAG_RMS_NORM, LN_FLAG_ACCUMULATE};
     tu_rng rng = {17};
     for (size_t c = 0; c < sizeof cols_list / sizeof *cols_list; c++) {

@@ -334,10 +334,15 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
  * already, not float-aligned, or shorter than LN_JOIN_MIN_VECS vectors: four-row groups
  * of 50-200 columns ran 1.09-1.22x slower joined (the per-row head and end cost more
  * than the split stores they saved), 257-300 columns 0.96-1.01x.
+ * A cold call's streamed dx (`nt`, with the hints of bwd_apply_cols when `pf`) takes it
+ * too: streaming from dx's first boundary instead left gamma's and the partials' loads
+ * and stores off their alignment, and a cold call with dx off it ran at half the speed
+ * (Zen 4, AVX-512, 64 MiB operands, alternating builds: x aligned and dx 16 bytes off,
+ * 1.88x faster at 256 columns, 1.50x at 768, 1.32x at 4096; contiguous rows of 777,
+ * 1025, 1601, 4097 columns 1.47x, 1.24x, 1.28x, 1.20x).
  */
-#define LN_JOIN_MIN_VECS 16
 LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int first,
-                               int fold)
+                               int fold, int nt, int pf)
 {
     const size_t nv = n / LN_W;
     const unsigned t = (unsigned)(n % LN_W);
@@ -356,17 +361,23 @@ LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int f
     }
     float *restrict dg = w->dg, *restrict db = w->db;
     const VM none = v_tailmask(0);
-    V prev[LN_RMAX], cur[LN_RMAX];
+    V prev[LN_RMAX] = {v_zero()}, cur[LN_RMAX] = {v_zero()}; /* all written: dx is there */
     bwd_apply_vec(w, dg, db, 0, 0, none, R, first, fold, 0, prev);
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++)
         if (a[i])
             v_storem(w->dx[i], v_tailmask(a[i]), prev[i]);
     for (size_t k = 1; k < nv; k++) {
+        if (pf && k % 2)
+            bwd_prefetch(w, (k - 1) * LN_W, R);
         bwd_apply_vec(w, dg, db, k * LN_W, 0, none, R, first, fold, 0, cur);
 #pragma GCC unroll 4
         for (unsigned i = 0; i < R; i++) {
-            v_store(w->dx[i] + a[i] + (k - 1) * LN_W, v_join(prev[i], cur[i], jx[i]));
+            float *d = w->dx[i] + a[i] + (k - 1) * LN_W;
+            if (nt)
+                v_stream(d, v_join(prev[i], cur[i], jx[i]));
+            else
+                v_store(d, v_join(prev[i], cur[i], jx[i]));
             prev[i] = cur[i];
         }
     }
@@ -378,25 +389,16 @@ LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int f
         for (unsigned i = 0; i < R; i++)
             cur[i] = v_zero();
 #pragma GCC unroll 4
-    for (unsigned i = 0; i < R; i++) {
-        float *d = w->dx[i] + a[i] + (nv - 1) * LN_W;
-        const unsigned left = LN_W - a[i] + t;
-        const V last = v_join(prev[i], cur[i], jx[i]);
-        if (left < LN_W) {
-            v_storem(d, v_tailmask(left), last);
-        } else {
-            v_store(d, last);
-            if (left > LN_W)
-                v_storem(d + LN_W, v_tailmask(left - LN_W), v_join(cur[i], v_zero(), jx[i]));
-        }
-    }
+    for (unsigned i = 0; i < R; i++)
+        join_store_end(w->dx[i] + a[i] + (nv - 1) * LN_W, LN_W - a[i] + t, prev[i], cur[i],
+                       jx[i]);
     return 1;
 }
 #else
 LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int first,
-                               int fold)
+                               int fold, int nt, int pf)
 {
-    (void)w, (void)n, (void)R, (void)first, (void)fold;
+    (void)w, (void)n, (void)R, (void)first, (void)fold, (void)nt, (void)pf;
     return 0; /* no two-source permute, or bf16 rows */
 }
 #endif
@@ -434,18 +436,22 @@ LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
 #endif
 }
 
-/* Pass B of a group: a streamed dx's head h (<= LN_W; else it does not stream), prefetch
-   hints `ahead`, joined stores; `fold` into args.acc_dg/acc_db (backward_group). The loop
-   with hints is a copy of its own: warm calls run the loop without them. */
+/* Pass B of a group: a streamed dx's head h (<= LN_W; else it does not stream; rows with
+   a head stream joined where they can), prefetch hints `ahead`, joined stores; `fold` into
+   args.acc_dg/acc_db (backward_group). The loop with hints is a copy of its own: warm
+   calls run the loop without them. */
 LN_INLINE void bwd_apply_pass(const ln_bwd_rows *w, size_t n, unsigned R, unsigned h,
                               size_t ahead, int first, int fold, int join)
 {
     if (h > LN_W) {
         if (ahead)
             bwd_apply_cols(w, 0, n, R, first, fold, 0, 1);
-        else if (!(join && bwd_apply_joined(w, n, R, first, fold)))
+        else if (!(join && bwd_apply_joined(w, n, R, first, fold, 0, 0)))
             bwd_apply_cols(w, 0, n, R, first, fold, 0, 0);
     } else {
+        if (h && (ahead ? bwd_apply_joined(w, n, R, first, fold, 1, 1)
+                        : bwd_apply_joined(w, n, R, first, fold, 1, 0)))
+            return;
         if (h)
             bwd_apply_vec(w, w->dg, w->db, 0, 1, v_tailmask(h), R, first, fold, 0, NULL);
         if (ahead)

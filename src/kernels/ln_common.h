@@ -203,6 +203,26 @@ static inline unsigned e_head_lanes(const LN_ELEM *p) { return lanes_to_align(p,
 #define LN_LINE_PAIRS (64 / (2 * LN_EALIGN)) /* e_stream2 stores per 64-byte line */
 #endif
 
+#if defined LN_JOIN && defined LN_ELEM_F32
+#define LN_JOIN_MIN_VECS 16 /* rows shorter than this many vectors never join (why: ln_backward.h) */
+
+/* The end of a float row whose vectors were computed at the columns' alignment and stored
+   joined (v_join(prev, cur, jx): lanes a on of one vector, lanes below a of the next) to
+   an output a lanes off it: the `left` lanes from d on, prev's last and cur's (the row's
+   tail vector, or zeros). */
+LN_INLINE void join_store_end(float *d, unsigned left, V prev, V cur, VJ jx)
+{
+    const V last = v_join(prev, cur, jx);
+    if (left < LN_W) {
+        v_storem(d, v_tailmask(left), last);
+    } else {
+        v_store(d, last);
+        if (left > LN_W)
+            v_storem(d + LN_W, v_tailmask(left - LN_W), v_join(cur, v_zero(), jx));
+    }
+}
+#endif
+
 LN_INLINE void store_t(float *p, V v, int tail, VM tm)
 {
     if (tail)
