@@ -366,7 +366,7 @@ LN_INLINE int bwd_apply_joined(const ln_bwd_rows *w, size_t n, unsigned R, int f
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++)
         if (a[i])
-            v_storem(w->dx[i], v_tailmask(a[i]), prev[i]);
+            e_store_head(w->dx[i], a[i], prev[i]);
     for (size_t k = 1; k < nv; k++) {
         if (pf && k % 2)
             bwd_prefetch(w, (k - 1) * LN_W, R);
@@ -452,8 +452,13 @@ LN_INLINE void bwd_apply_pass(const ln_bwd_rows *w, size_t n, unsigned R, unsign
         if (h && (ahead ? bwd_apply_joined(w, n, R, first, fold, 1, 1)
                         : bwd_apply_joined(w, n, R, first, fold, 1, 0)))
             return;
-        if (h)
-            bwd_apply_vec(w, w->dg, w->db, 0, 1, v_tailmask(h), R, first, fold, 0, NULL);
+        if (h) {
+            V v[LN_RMAX] = {v_zero()}; /* all written: dx streams */
+            bwd_apply_vec(w, w->dg, w->db, 0, 1, v_tailmask(h), R, first, fold, 0, v);
+#pragma GCC unroll 4
+            for (unsigned i = 0; i < R; i++)
+                e_store_head(w->dx[i], h, v[i]);
+        }
         if (ahead)
             bwd_apply_cols(w, h, n, R, first, fold, 1, 1);
         else

@@ -598,7 +598,7 @@ LN_INLINE int apply_stream_joined(const float *x, const float *r2, const float *
     const VJ jx = v_join_idx(a);
     const VM none = v_tailmask(0);
     V prev = apply_one(x, r2, g, b, 0, none, 0, mv, dv, rs, hg, hb, two, ctr);
-    v_storem(y, v_tailmask(a), prev);
+    e_store_head(y, a, prev);
     for (size_t k = 1; k < nv; k++) {
         ln_prefetch(pf, k * LN_W, 1);
         const V cur = apply_one(x, r2, g, b, k * LN_W, none, 0, mv, dv, rs, hg, hb, two, ctr);
@@ -646,7 +646,8 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
 #endif
     if (peel && __builtin_expect(head != 0, 0) && head < LN_W && head + LN_W <= n) {
         const VM hm = v_tailmask((unsigned)head);
-        e_storem(y, hm, apply_one(x, r2, g, b, 0, hm, 1, mv, dv, rs, hg, hb, two, ctr));
+        e_store_head(y, (unsigned)head,
+                     apply_one(x, r2, g, b, 0, hm, 1, mv, dv, rs, hg, hb, two, ctr));
         tm = v_tailmask((unsigned)((n - head) % LN_W));
         i = head;
 #if defined LN_JOIN && defined LN_ELEM_F32
