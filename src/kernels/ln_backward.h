@@ -429,6 +429,10 @@ LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
         if (e_head_lanes(w->dx[i]) != h)
 #endif
             return LN_W + 1;
+#if defined LN_STREAM_NO_HEAD && defined LN_ELEM_F32
+    if (h)
+        return LN_W + 1; /* the vocabulary's reason */
+#endif
     return h < LN_W && n >= h + 4 * LN_W ? h : LN_W + 1;
 #else
     (void)w, (void)R, (void)n;

@@ -228,13 +228,19 @@ LN_INLINE void join_store_end(float *d, unsigned left, V prev, V cur, VJ jx)
    (AVX-512 floats) the store starts at that line's start, masked below p: stored from p,
    its masked-off lanes reached into the next line, which the row then streams, and cold
    calls with such heads ran 1.20-1.58x slower at 256-768 columns (Zen 4, AVX-512, 64 MiB,
-   output 16 bytes off, alternating builds; 1.08x at 777 and 1601). */
+   output 16 bytes off, alternating builds; 1.08x at 777 and 1601). LN_HEAD_BY_LANES: a
+   vocabulary whose masked stores cost more than a few scalar ones (AVX2). */
 LN_INLINE void e_store_head(LN_ELEM *p, unsigned a, V v)
 {
 #if defined LN_JOIN && defined LN_ELEM_F32
     _Static_assert(LN_VALIGN == 64 && LN_W * sizeof(float) == 64, "line-wide vectors");
     float *line = (float *)((uintptr_t)(p + a) - LN_VALIGN);
     v_storem(line, v_headmask(LN_W - a), v_join(v_zero(), v, v_join_idx(a)));
+#elif defined LN_HEAD_BY_LANES && defined LN_ELEM_F32
+    float t[LN_W];
+    v_store(t, v);
+    for (unsigned k = 0; k < a; k++)
+        p[k] = t[k];
 #else
     e_storem(p, v_tailmask(a), v);
 #endif

@@ -25,6 +25,16 @@ static inline void v_storem(float *p, VM m, V v) { _mm256_maskstore_ps(p, m, v);
 /* Non-temporal store (args.nt): p must be LN_VALIGN-aligned; v_nt_fence orders the
    streamed lines before the call returns (another thread may read them next). */
 #define LN_VALIGN 32
+/* Without a two-source permute to join a misaligned row's vectors (kernels/ln_common.h:
+   LN_JOIN), float rows that would stream from a head do not: peeled, every other load of
+   gamma and of the backward's partials split a line, and a cold backward with dx 16
+   bytes off ran at 0.4-0.7x; stored normally, prefetched, 2.64x, 1.54x, 1.04x faster at
+   256, 768, 4096 columns, 1.45x and 1.16x on contiguous rows of 777 and 1601 (Zen 4,
+   64 MiB, alternating builds). A streamed forward keeps its peel (not streaming measured
+   0.73-1.36x), with the head stored lane by lane: as vmaskmovps it ran 256 columns
+   1.64x and 768 1.18x slower (y 16 bytes off). */
+#define LN_STREAM_NO_HEAD 1
+#define LN_HEAD_BY_LANES 1
 static inline void v_stream(float *p, V v) { _mm256_stream_ps(p, v); }
 static inline void v_nt_fence(void) { _mm_sfence(); }
 static inline V v_set1(float f) { return _mm256_set1_ps(f); }
