@@ -190,8 +190,8 @@ LN_INLINE unsigned bwd_constants4(ln_bwd_rows *w, const float *rstd, double inv_
 
 /* A cold call's hints for the span [c, c + 2 LN_W) of the group `ahead` rows on: its x
    and dy, and its dx (with intent to write) unless dx streams or is float ACCUMULATE's
-   (backward_group). Issued from pass B, which
-   reads from L1 and leaves the memory idle (kernels/ln_common.h). */
+   (backward_group). Issued from pass B, which reads from L1 and leaves the memory idle
+   (kernels/ln_common.h). */
 LN_INLINE void bwd_prefetch(const ln_bwd_rows *w, size_t c, unsigned R)
 {
 #pragma GCC unroll 4
@@ -422,6 +422,10 @@ LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
 {
 #ifdef LN_BWD_STREAM
     const unsigned h = e_head_lanes(w->dx[0]);
+#if defined LN_STREAM_NO_HEAD && defined LN_ELEM_F32
+    if (h)
+        return LN_W + 1; /* the vocabulary's reason */
+#endif
     for (unsigned i = 1; i < R; i++)
 #ifdef LN_HAVE_E_STREAM2
         if ((uintptr_t)w->dx[i] % 64 != (uintptr_t)w->dx[0] % 64)
@@ -429,10 +433,6 @@ LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
         if (e_head_lanes(w->dx[i]) != h)
 #endif
             return LN_W + 1;
-#if defined LN_STREAM_NO_HEAD && defined LN_ELEM_F32
-    if (h)
-        return LN_W + 1; /* the vocabulary's reason */
-#endif
     return h < LN_W && n >= h + 4 * LN_W ? h : LN_W + 1;
 #else
     (void)w, (void)R, (void)n;
@@ -453,10 +453,10 @@ LN_INLINE void bwd_apply_pass(const ln_bwd_rows *w, size_t n, unsigned R, unsign
         else if (!(join && bwd_apply_joined(w, n, R, first, fold, 0, 0)))
             bwd_apply_cols(w, 0, n, R, first, fold, 0, 0);
     } else {
-        if (h && (ahead ? bwd_apply_joined(w, n, R, first, fold, 1, 1)
-                        : bwd_apply_joined(w, n, R, first, fold, 1, 0)))
-            return;
         if (h) {
+            if (ahead ? bwd_apply_joined(w, n, R, first, fold, 1, 1)
+                      : bwd_apply_joined(w, n, R, first, fold, 1, 0))
+                return;
             V v[LN_RMAX] = {v_zero()}; /* all written: dx streams */
             bwd_apply_vec(w, w->dg, w->db, 0, 1, v_tailmask(h), R, first, fold, 0, v);
 #pragma GCC unroll 4
