@@ -6,3 +6,5 @@ unsigned ln_cpu_isa_mask(void) { return 1u << LN_ISA_SCALAR; }
 unsigned ln_cpu_ext_mask(void) { return 0; }
 
 size_t ln_cpu_llc_bytes(void) { return 0; }
+
+int ln_cpu_hints_nta(void) { return 0; }

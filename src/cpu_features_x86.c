@@ -90,3 +90,18 @@ size_t ln_cpu_llc_bytes(void)
     }
     return best ? best : legacy_llc_bytes();
 }
+
+/* AMD Zen (family 0x17 on, and Hygon's Zen): an L3 that is a victim cache of L2 and a
+   prefetchnta that fills L2 without that victim write (dispatch.c). */
+int ln_cpu_hints_nta(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    const int amd = (b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) || /* AuthenticAMD */
+                    (b == 0x6f677948u && d == 0x6e65476eu && c == 0x656e6975u);   /* HygonGenuine */
+    if (!amd || !__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    const unsigned base = (a >> 8) & 0xf, family = base + (base == 0xf ? (a >> 20) & 0xff : 0);
+    return family >= 0x17;
+}

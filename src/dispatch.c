@@ -148,6 +148,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_env_cap = -1;          /* LN_MAX_ISA, -1 when unset or ignored */
 static _Atomic(const ln_kernels *) g_active;
 static size_t g_nt_bytes = SIZE_MAX; /* ln_nt_bytes, set by init_once */
+static unsigned g_nt_mode = LN_NT_COLD; /* ln_nt_mode, set by init_once */
 
 /* Capping compares ISAs of one architecture only: scalar < avx2 < avx512, scalar < neon
    < sve. Rank 0 is scalar; the family says which architecture an ISA belongs to. */
@@ -220,6 +221,12 @@ static void init_once(void)
     const char *nt = getenv("LN_NT_BYTES");
     if (!nt || !parse_bytes(nt, &g_nt_bytes))
         g_nt_bytes = ln_nt_default_bytes();
+#ifdef LN_FORCE_PF_NTA
+    const int nta = LN_FORCE_PF_NTA;
+#else
+    const int nta = ln_cpu_hints_nta();
+#endif
+    g_nt_mode = LN_NT_COLD | (nta ? LN_NT_PF_NTA : 0u);
     const ln_kernels *expected = NULL;
     atomic_compare_exchange_strong(&g_active, &expected, best_under(g_env_cap));
 }
@@ -252,6 +259,24 @@ size_t ln_nt_bytes(void)
 {
     pthread_once(&g_once, init_once);
     return g_nt_bytes;
+}
+
+/*
+ * The cold kernels' prefetch hints (kernels/ln_common.h) ask for rows a few KiB ahead
+ * into L2. On AMD Zen the L3 is a victim cache of L2: every line a hint brings in is
+ * written into L3 when L2 evicts it, though a cold call never reads it again.
+ * prefetchnta still fills L2 there but skips that write. Zen 5 (family 0x1a), 64 MiB
+ * operands, calls alternating between the builds, time with nta / with prefetcht1 at
+ * 64-16384 columns: backward 0.90-1.06x on AVX-512 (below 0.92x at 64, 1601, 4096),
+ * 0.89-1.03x on AVX2; ACCUMULATE 0.86-0.91x and 0.90-1.01x; forward 0.88-1.00x and
+ * 0.97-1.01x. Intel's prefetchnta fills L1 only, where rows more than a few KiB ahead
+ * would be evicted before their pass reads them, so Intel keeps prefetcht1 (unmeasured:
+ * no Intel host here since; LN_FORCE_PF_NTA builds the other choice for an A/B).
+ */
+unsigned ln_nt_mode(void)
+{
+    pthread_once(&g_once, init_once);
+    return g_nt_mode;
 }
 
 const ln_kernels *ln_kernels_get(int isa)

@@ -31,7 +31,7 @@ typedef struct ln_fwd_args {
     const float *residual; /* non-NULL: normalize s = x + residual (rows ldx apart) */
     float *sum;            /* with residual: s is stored here when non-NULL (ldx apart);
                               may be residual itself, so read s back from sum if given */
-    unsigned nt; /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
+    unsigned nt; /* LN_NT_* bits (ln_nt_mode), 0 below ln_nt_bytes */
 } ln_fwd_args;
 
 typedef struct ln_bwd_args {
@@ -47,7 +47,7 @@ typedef struct ln_bwd_args {
     size_t cols;
     unsigned flags; /* LN_FLAG_RMS_NORM (mean is then not read), LN_FLAG_ACCUMULATE
                        (dx += ...; dgamma/dbeta accumulation is ln_backward_run's) */
-    unsigned nt; /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
+    unsigned nt; /* LN_NT_* bits (ln_nt_mode), 0 below ln_nt_bytes */
     size_t pf_rows; /* with nt: the call's row count. A kernel's prefetch hints (which
                        neither fault nor change memory) may name rows below it beyond its
                        own [r0, r1): blocks are 64 rows, shorter than the hints' reach */
@@ -81,7 +81,7 @@ typedef struct ln_bf16_fwd_args {
     float *rstd; /* NULL: not stored */
     size_t cols;
     float eps;
-    unsigned nt; /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
+    unsigned nt; /* LN_NT_* bits (ln_nt_mode), 0 below ln_nt_bytes */
 } ln_bf16_fwd_args;
 
 typedef struct ln_bf16_bwd_args {
@@ -95,7 +95,7 @@ typedef struct ln_bf16_bwd_args {
     uint16_t *dx; /* NULL: not computed */
     size_t lddx;
     size_t cols;
-    unsigned nt;    /* 1: write the outputs with non-temporal stores (ln_nt_bytes) */
+    unsigned nt;    /* LN_NT_* bits (ln_nt_mode), 0 below ln_nt_bytes */
     size_t pf_rows; /* as ln_bwd_args.pf_rows */
 } ln_bf16_bwd_args;
 
@@ -205,6 +205,8 @@ unsigned ln_cpu_isa_mask(void);
 unsigned ln_cpu_ext_mask(void);
 /* Bytes of the last-level cache, 0 if unknown (read by dispatch.c only). */
 size_t ln_cpu_llc_bytes(void);
+/* 1 where a cold call's prefetch hints go out as prefetchnta (dispatch.c says why). */
+int ln_cpu_hints_nta(void);
 
 /*
  * Calls whose operands (the rows read and written) total at least this many bytes write
@@ -214,6 +216,11 @@ size_t ln_cpu_llc_bytes(void);
  * optional K/M/G suffix; 0 = always), else ln_nt_default_bytes().
  */
 size_t ln_nt_bytes(void);
+/* args.nt of a call at or past ln_nt_bytes: LN_NT_COLD, with LN_NT_PF_NTA where
+   ln_cpu_hints_nta() (or the build's LN_FORCE_PF_NTA, 0 or 1, for A/B runs) says so. */
+#define LN_NT_COLD 1u   /* write the outputs with non-temporal stores, prefetch cold rows */
+#define LN_NT_PF_NTA 2u /* those hints as prefetchnta (kernels/ln_common.h) */
+unsigned ln_nt_mode(void);
 /* A third of the LLC size capped at 32 MiB (32 MiB when unknown): dispatch.c says why. */
 size_t ln_nt_default_bytes(void);
 

@@ -139,7 +139,7 @@ static int accumulate_one_block(const ln_kernels *k, const ln_bwd_args *a, size_
     T nt_args_;                                                                           \
     if ((bytes) >= ln_nt_bytes()) {                                                       \
         nt_args_ = *(a);                                                                  \
-        nt_args_.nt = 1;                                                                  \
+        nt_args_.nt = ln_nt_mode();                                                       \
         extra;                                                                            \
         (a) = &nt_args_;                                                                  \
     }

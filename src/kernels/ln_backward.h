@@ -21,6 +21,7 @@ typedef struct ln_bwd_rows {
     int hg, hdg, hdb, hdx; /* which operands exist: constants in the `full` instantiations */
     int rms, acc;          /* LN_FLAG_RMS_NORM, LN_FLAG_ACCUMULATE: constants too */
     int pfdx;              /* a cold call's dx not streamed: pass A prefetches it */
+    int nta;               /* a cold call's hints as prefetchnta (LN_PF_NTA) */
     size_t ax, ady, adx;   /* a cold call: the row `ahead` rows on, as offsets (0: none) */
     V mv[LN_RMAX];                                        /* the saved (float) mean */
     V sg[LN_RMAX][2], sx[LN_RMAX][2], sd[LN_RMAX][2];     /* sum g, g (x - mean), x - mean */
@@ -196,8 +197,8 @@ LN_INLINE void bwd_prefetch(const ln_bwd_rows *w, size_t c, unsigned R)
 {
 #pragma GCC unroll 4
     for (unsigned i = 0; i < R; i++) {
-        ln_prefetch(w->x[i] + w->ax, c, 2);
-        ln_prefetch(w->dy[i] + w->ady, c, 2);
+        ln_prefetch(w->x[i] + w->ax, c, 2, w->nta);
+        ln_prefetch(w->dy[i] + w->ady, c, 2, w->nta);
         if (w->adx)
             ln_prefetchw(w->dx[i] + w->adx, c, 2);
     }
@@ -511,6 +512,7 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     const unsigned h = stream ? bwd_stream_head(&w, R, n) : LN_W + 1;
     const int sdx = h <= LN_W;
     w.pfdx = w.hdx && LN_COLD(a) && !sdx;
+    w.nta = LN_PF_NTA(a);
     w.ax = ahead * a->ldx;
     w.ady = ahead * a->lddy;
     /* Float ACCUMULATE's dx, which pass B reads, is left to pass A's prefetch: hinted

@@ -257,13 +257,15 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
 /* The call's operands come from memory (args.nt, set by the runner when they reach
    ln_nt_bytes), any element type. */
 #define LN_COLD(a) ((a)->nt)
+/* Its hints as prefetchnta (LN_NT_PF_NTA: AMD, see dispatch.c), else prefetcht1. */
+#define LN_PF_NTA(a) (((a)->nt & LN_NT_PF_NTA) != 0)
 
 /*
  * Cold rows (LN_COLD): the forward's statistics pass
  * streams a row from memory, but its apply pass reads the row back from L1, and the
  * hardware prefetchers, which follow misses, let the memory idle meanwhile. So the apply
  * asks for the same span of a row `ahead` rows on into L2 (ln_prefetch: NULL asks for
- * nothing), where a later statistics pass finds it. ln_prefetch_rows: at least
+ * nothing; `nta`: LN_PF_NTA), where a later statistics pass finds it. ln_prefetch_rows: at least
  * LN_PF_AHEAD bytes (and whole groups) ahead, so that short rows' hints precede their
  * reads by a memory latency; rows up to LN_PF_ROW_BYTES only, since above it the
  * prefetchers already run ahead of the long statistics pass and the hints cost (Zen 4,
@@ -295,11 +297,15 @@ static inline size_t ln_prefetch_rows(size_t n, unsigned R, size_t max_bytes)
     return (rows + R - 1) / R * R; /* whole groups of R rows on */
 }
 
-LN_INLINE void ln_prefetch(const LN_ELEM *pf, size_t i, unsigned nvec)
+LN_INLINE void ln_prefetch(const LN_ELEM *pf, size_t i, unsigned nvec, int nta)
 {
     if (pf)
-        for (size_t o = 0; o < nvec * LN_W * sizeof(LN_ELEM); o += 64)
-            __builtin_prefetch((const char *)(pf + i) + o, 0, 2);
+        for (size_t o = 0; o < nvec * LN_W * sizeof(LN_ELEM); o += 64) {
+            if (nta)
+                __builtin_prefetch((const char *)(pf + i) + o, 0, 0);
+            else
+                __builtin_prefetch((const char *)(pf + i) + o, 0, 2);
+        }
 }
 
 /* The same for a span pass B of a cold backward will write without streaming it (bf16

@@ -523,10 +523,11 @@ LN_INLINE void row_ms(const ln_plan *p, const ln_src *src, unsigned R, unsigned 
 }
 
 /* What the apply pass of one row needs: the center (mean + dmean) and rstd; and pf, a
-   row the next statistics pass reads (or NULL), prefetched meanwhile. */
+   row the next statistics pass reads (or NULL), prefetched meanwhile (nta: LN_PF_NTA). */
 typedef struct ln_rowc {
     float mean, dmean, rstd;
     const LN_ELEM *pf;
+    int nta;
 } ln_rowc;
 
 #if defined LN_JOIN && defined LN_ELEM_F32
@@ -589,7 +590,7 @@ LN_INLINE size_t apply_joined(const float *x, const float *r2, const float *g, c
  */
 LN_INLINE int apply_stream_joined(const float *x, const float *r2, const float *g,
                                   const float *b, float *y, size_t n, V mv, V dv, V rs,
-                                  int hg, int hb, int two, int ctr, const float *pf)
+                                  int hg, int hb, int two, int ctr, const float *pf, int nta)
 {
     const size_t nv = n / LN_W;
     const unsigned t = (unsigned)(n % LN_W), a = ln_head_lanes(y);
@@ -600,7 +601,7 @@ LN_INLINE int apply_stream_joined(const float *x, const float *r2, const float *
     V prev = apply_one(x, r2, g, b, 0, none, 0, mv, dv, rs, hg, hb, two, ctr);
     e_store_head(y, a, prev);
     for (size_t k = 1; k < nv; k++) {
-        ln_prefetch(pf, k * LN_W, 1);
+        ln_prefetch(pf, k * LN_W, 1, nta);
         const V cur = apply_one(x, r2, g, b, k * LN_W, none, 0, mv, dv, rs, hg, hb, two, ctr);
         v_stream(y + a + (k - 1) * LN_W, v_join(prev, cur, jx));
         prev = cur;
@@ -636,7 +637,7 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
     const size_t head = e_head_lanes(y);
 #if defined LN_JOIN && defined LN_ELEM_F32
     if (nt && head && e_head_lanes(x) != head &&
-        apply_stream_joined(x, r2, g, b, y, n, mv, dv, rs, hg, hb, two, ctr, c.pf))
+        apply_stream_joined(x, r2, g, b, y, n, mv, dv, rs, hg, hb, two, ctr, c.pf, c.nta))
         return;
 #endif
 #ifdef LN_ELEM_F32
@@ -668,14 +669,14 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
             i += LN_W;
         }
         for (; i + 2 * LN_LINE_PAIRS * LN_W <= n; i += 2 * LN_LINE_PAIRS * LN_W) {
-            ln_prefetch(c.pf, i, 2 * LN_LINE_PAIRS);
+            ln_prefetch(c.pf, i, 2 * LN_LINE_PAIRS, c.nta);
             for (size_t k = i; k < i + 2 * LN_LINE_PAIRS * LN_W; k += 2 * LN_W)
                 e_stream2(y + k, apply_one(x, r2, g, b, k, tm, 0, mv, dv, rs, hg, hb, two, ctr),
                           apply_one(x, r2, g, b, k + LN_W, tm, 0, mv, dv, rs, hg, hb, two, ctr));
         }
 #else
         for (; i + LN_W <= n; i += LN_W) {
-            ln_prefetch(c.pf, i, 1);
+            ln_prefetch(c.pf, i, 1, c.nta);
             e_stream(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
         }
 #endif
@@ -684,7 +685,7 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
     (void)nt;
 #endif
     for (; i + 4 * LN_W <= n; i += 4 * LN_W) {
-        ln_prefetch(c.pf, i, 4);
+        ln_prefetch(c.pf, i, 4, c.nta);
         const V y0 = apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr);
         const V y1 = apply_one(x, r2, g, b, i + LN_W, tm, 0, mv, dv, rs, hg, hb, two, ctr);
         const V y2 = apply_one(x, r2, g, b, i + 2 * LN_W, tm, 0, mv, dv, rs, hg, hb, two, ctr);
@@ -865,7 +866,7 @@ LN_INLINE void forward_group(const ln_body_fwd_args *a, const ln_plan *p, size_t
         for (unsigned i = 0; i < R; i++) {
             xs[i] = (src.sum ? src.sum : src.x) + i * ld;
             ys[i] = a->y + (r + i) * a->ldy;
-            cs[i] = (ln_rowc){mean[i], dmean[i], rstd[i], NULL};
+            cs[i] = (ln_rowc){mean[i], dmean[i], rstd[i], NULL, 0};
             if (a->mean)
                 a->mean[r + i] = mean[i];
             if (a->rstd)
@@ -887,7 +888,8 @@ LN_INLINE void forward_group(const ln_body_fwd_args *a, const ln_plan *p, size_t
         const LN_ELEM *v1 = src.sum ? src.sum + i * ld : src.x + i * ld;
         const LN_ELEM *v2 = resid && !src.sum ? src.res + i * ld : NULL;
         const size_t nx = r + ahead + i;
-        const ln_rowc c = {mean[i], dmean[i], rstd[i], ahead && nx < r1 ? a->x + nx * ld : NULL};
+        const ln_rowc c = {mean[i], dmean[i], rstd[i], ahead && nx < r1 ? a->x + nx * ld : NULL,
+                           LN_PF_NTA(a)};
         apply_row(p, v1, v2, a->gamma, a->beta, a->y + (r + i) * a->ldy, c, !rms, LN_NT(a));
         if (a->mean)
             a->mean[r + i] = mean[i];
@@ -997,7 +999,7 @@ static __attribute__((noinline)) size_t forward_pipelined(const ln_body_fwd_args
         }
         if (r1 - r < 2 * R) {
             for (unsigned i = 0; i < R; i++) {
-                const ln_rowc c = {mean[i], dmean[i], rstd[i], NULL};
+                const ln_rowc c = {mean[i], dmean[i], rstd[i], NULL, 0};
                 apply_row(p, fz.x[i], NULL, fz.g, fz.b, fz.y[i], c, 1, 0);
             }
             return r + R;
