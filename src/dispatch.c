@@ -269,7 +269,7 @@ size_t ln_nt_bytes(void)
  * operands, calls alternating between the builds, time with nta / with prefetcht1 at
  * 64-16384 columns: backward 0.90-1.06x on AVX-512 (below 0.92x at 64, 1601, 4096),
  * 0.89-1.03x on AVX2; ACCUMULATE 0.86-0.91x and 0.90-1.01x; forward 0.88-1.00x and
- * 0.97-1.01x. Intel's prefetchnta fills L1 only, where rows more than a few KiB ahead
+ * 0.97-1.01x. Intel's prefetchnta fills L1 and not L2, where rows more than a few KiB ahead
  * would be evicted before their pass reads them, so Intel keeps prefetcht1 (unmeasured:
  * no Intel host here since; LN_FORCE_PF_NTA builds the other choice for an A/B).
  */
