@@ -67,7 +67,7 @@ static void hints_are_expected(void **state)
 {
     (void)state;
     if (!g_expect_hints)
-        skip(); /* a host-dependent CPU (valgrind passes the host's vendor through) */
+        skip(); /* not told: the suites tell it on every CPU they emulate */
     printf("# cold hints %s, expected %s\n", ln_cpu_hints_nta() ? "nta" : "t1", g_expect_hints);
     assert_int_equal(ln_cpu_hints_nta(), strcmp(g_expect_hints, "nta") == 0);
     assert_int_equal(ln_nt_mode(), LN_NT_COLD | (ln_cpu_hints_nta() ? LN_NT_PF_NTA : 0u));
