@@ -265,8 +265,8 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
  * streams a row from memory, but its apply pass reads the row back from L1, and the
  * hardware prefetchers, which follow misses, let the memory idle meanwhile. So the apply
  * asks for the same span of a row `ahead` rows on into L2 (ln_prefetch: NULL asks for
- * nothing; `nta`: LN_PF_NTA), where a later statistics pass finds it. ln_prefetch_rows: at least
- * LN_PF_AHEAD bytes (and whole groups) ahead, so that short rows' hints precede their
+ * nothing; `nta`: LN_PF_NTA), where a later statistics pass finds it.
+ * ln_prefetch_rows: at least LN_PF_AHEAD bytes (and whole groups) ahead, so that short rows' hints precede their
  * reads by a memory latency; rows up to LN_PF_ROW_BYTES only, since above it the
  * prefetchers already run ahead of the long statistics pass and the hints cost (Zen 4,
  * cold forward: 1.36-1.56x at 128-2048 columns; 0.87x at 8192 and 0.74x at 16384 when
