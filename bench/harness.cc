@@ -212,30 +212,89 @@ std::string bench_name(const Case &c, Regime rg, size_t cols)
     return c.op + "/" + regime_name(rg) + "/" + c.impl + "/" + std::to_string(cols);
 }
 
+const Case *find_case(const std::string &op, const std::string &impl)
+{
+    for (const Case &c : cases())
+        if (c.op == op && c.impl == impl)
+            return &c;
+    return nullptr;
+}
+
+// The cases a cold case is timed against call by call: the divisors of the speed targets
+// (bench/targets.py). Each repetition then gives its own ratio, of calls milliseconds
+// apart. The host's memory bandwidth drifts by up to +-40 % within minutes (README), so
+// the ratio of two medians measured minutes apart said less: shares of the stream roof
+// above 150 % came out of it. Not bf16 against f32 backward: the f32 call writes dx over
+// the bf16 case's dy (see cases_bf16_gelu.cc), which a later bf16 call would read.
+std::vector<const Case *> partners_of(const Case &c)
+{
+    std::vector<const Case *> out;
+    const auto add = [&out](const std::string &op, const std::string &impl) {
+        if (const Case *q = find_case(op, impl))
+            out.push_back(q);
+    };
+    if (c.impl == "api") {
+        add(c.op, "stream");  // the share of the roof
+        add(c.op, "api_1t");  // 2 threads against one (the *_mt ops)
+        if (c.op == "acc_bwd" || c.op == "rms_bwd")
+            add("bwd", "api"); // against the plain backward
+    }
+    if (c.op == "bf16_fwd_mt" && c.impl == "api_1t")
+        add("fwd_mt", "api_1t"); // bf16 against f32, one thread
+    return out;
+}
+
+// A partner's call and the thread or wall time it took over the run.
+struct Paired {
+    const Case *c;
+    Call call;
+    double seconds;
+};
+
 void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
 {
     const std::string name = bench_name(c, rg, cols);
     progress_call(name, st.max_iterations);
     const size_t rows = rows_for(rg, cols);
     const Problem p = arena(rg).problem(rows, cols);
-    if (c.needs_stats) // backward's inputs: x's own statistics, computed untimed
+    const std::vector<const Case *> partners =
+        rg == Regime::cold ? partners_of(c) : std::vector<const Case *>{};
+    const bool stats = c.needs_stats || std::any_of(partners.begin(), partners.end(),
+                                                    [](const Case *q) { return q->needs_stats; });
+    if (stats) // backward's inputs: x's own statistics, computed untimed
         ln_bench_naive_forward(p.x, p.gamma, p.beta, p.y, p.mean, p.rstd, rows, cols, kEps);
     Call call;
+    std::vector<Paired> pairs;
     try { // a competitor's setup may throw (oneDNN: dnnl::error): an error, not a crash
         call = c.make(p);
+        for (const Case *q : partners)
+            pairs.push_back({q, q->make(p), 0.0});
     } catch (const std::exception &e) {
         st.SkipWithError(e.what());
         progress_called(name, st.max_iterations, true);
         return;
     }
     if (rg == Regime::cold) {
+        double own = 0.0;
         for (auto _ : st) {
             flush_operands(p, c.operands);
             double (*const clock)() = c.wall_clock ? wall_seconds : thread_seconds;
             const double t0 = clock();
             call();
-            st.SetIterationTime(clock() - t0);
+            const double dt = clock() - t0;
+            st.SetIterationTime(dt);
+            own += dt;
+            for (Paired &q : pairs) {
+                flush_operands(p, q.c->operands);
+                double (*const qclock)() = q.c->wall_clock ? wall_seconds : thread_seconds;
+                const double q0 = qclock();
+                q.call();
+                q.seconds += qclock() - q0;
+            }
         }
+        // This case's elements per second over the partner's, in this repetition.
+        for (const Paired &q : pairs)
+            st.counters["vs:" + q.c->op + "/" + q.c->impl] = q.seconds / own;
         progress_called(name, st.max_iterations, true); // a fixed count: no calibration
     } else {
         call(); // warm: the previous run may have been a cold one

@@ -40,10 +40,14 @@ def load(path):
         if b.get("run_type") != "iteration":
             continue
         op, regime, impl, cols = b["name"].split("/")[:4]
-        r = runs.setdefault((op, regime, impl, int(cols)), {"gbs": [], "ns": [], "rows": 0})
+        r = runs.setdefault((op, regime, impl, int(cols)),
+                            {"gbs": [], "ns": [], "rows": 0, "vs": {}})
         r["gbs"].append(b["bytes_per_second"] / 1e9)
         r["ns"].append(b["ns_per_elem"])
         r["rows"] = int(b["rows"])
+        for name, v in b.items():  # the harness's paired ratios (partners_of)
+            if name.startswith("vs:"):
+                r["vs"].setdefault(tuple(name[3:].split("/")), []).append(v)
     doc["context"]["errors"] = errors
     return doc["context"], runs
 
@@ -92,7 +96,9 @@ def full_tables(ctx, runs, torch_doc=None):
     order = impl_order(ctx, runs)
     out = [header(ctx, runs), "",
            "GB/s with 8 B per element forward and 12 backward; in parentheses the % of the "
-           "stream roof (ordinary stores) measured in the same run and regime; stream NT = "
+           "stream roof (ordinary stores) measured in the same run and regime (the API's, "
+           "cold: the median of each repetition's ratio, its calls alternating with the "
+           "stream's, paired); stream NT = "
            "the same with non-temporal stores (cold only). API = the public entry point "
            "(dispatched kernel); kernel names = that kernel forced; ×oneDNN, ×naive = API "
            "speed over theirs.", ""]
@@ -123,8 +129,9 @@ def full_tables(ctx, runs, torch_doc=None):
                     r = runs.get(key("stream_nt"))
                     cells.append(fmt(med(r)) if r else "–")
                 if api:
+                    share = targets.speed_over(runs, key("api"), (op, "stream"))
                     cells += [f"{fmt(med(api))} ({fmt(min(api['gbs']))}–{fmt(max(api['gbs']))})",
-                              f"{100 * med(api) / med(roof):.0f}%" if roof else "–"]
+                              f"{100 * share:.0f}%" if share else "–"]
                 else:
                     cells += ["–", "–"]
                 cells += [ratio(runs, key("api"), c) for c in COMPETITORS if c in present]
@@ -136,7 +143,7 @@ def full_tables(ctx, runs, torch_doc=None):
             out.append("")
     out += latency_table(runs)
     out += bf16_table(runs, torch_doc)
-    out += targets.table(runs, gelems)
+    out += targets.table(runs)
     if ctx["errors"]:  # a case that failed its output check has no figure, but is named
         out += ["### Errors (no figure)", ""] + [f"- `{n}`: {m}" for n, m in
                                                    sorted(ctx["errors"].items())] + [""]
@@ -168,17 +175,20 @@ def bf16_table(runs, torch_doc):
     head += [torch_name, "× PyTorch"] if torch_doc else []
     out = ["### bf16 against f32, public API, G elements/s (medians)", "",
            "One thread unless named; wall clock for both (the *_mt ops' api_1t and api lines)."
+           " Cold ratios but bf16 / f32 backward: medians of each repetition's ratio, calls"
+           " alternating (paired)."
            + (" PyTorch: scripts/bench_torch_bf16.py, one thread, same shapes." if torch_doc
               else " PyTorch: not measured (torch not importable)."), "",
            "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d, rg, c in keys:
-        b1 = gelems(runs[(f"bf16_{d}_mt", rg, "api_1t", c)])
-        f1 = gelems(runs[(f"{d}_mt", rg, "api_1t", c)])
-        b2 = runs.get((f"bf16_{d}_mt", rg, "api", c))
+        kb = (f"bf16_{d}_mt", rg, "api_1t", c)
+        b1, f1 = gelems(runs[kb]), gelems(runs[(f"{d}_mt", rg, "api_1t", c)])
+        bf = targets.elems_over(runs, kb, (f"{d}_mt", "api_1t"))
+        two = targets.elems_over(runs, (f"bf16_{d}_mt", rg, "api", c), (f"bf16_{d}_mt", "api_1t"))
         target = BF16_TARGETS.get((d, rg))
-        verdict = (f"≥ {target}× {'met' if b1 / f1 >= target else 'missed'}" if target else "–")
-        cells = [f"bf16_{d}", rg, str(c), f"{b1:.3f}", f"{f1:.3f}", f"{b1 / f1:.2f}×", verdict,
-                 f"{gelems(b2) / b1:.2f}×" if b2 else "–"]
+        verdict = (f"≥ {target}× {'met' if bf >= target else 'missed'}" if target else "–")
+        cells = [f"bf16_{d}", rg, str(c), f"{b1:.3f}", f"{f1:.3f}", f"{bf:.2f}×", verdict,
+                 f"{two:.2f}×" if two else "–"]
         if torch_doc:
             t = tr.get((f"bf16_{d}", rg, c))
             cells += [f"{t:.3f}", f"{b1 / t:.1f}×"] if t else ["–", "–"]
@@ -215,11 +225,11 @@ def summary(ctx, runs):
         cells = [str(cols)]
         for op, rg in groups:
             k = (op, rg, "api", cols)
-            roof = runs.get((op, rg, "stream", cols))
             if k not in runs:
                 cells.append("–")
                 continue
-            pct = f"{100 * med(runs[k]) / med(roof):.0f}%" if roof else "–"
+            share = targets.speed_over(runs, k, (op, "stream"))
+            pct = f"{100 * share:.0f}%" if share else "–"
             cells.append(f"{fmt(med(runs[k]))} · {pct} · {ratio(runs, k, 'onednn' if dnnl else 'naive')}")
         out.append("| " + " | ".join(cells) + " |")
     lat = [k for k in runs if k[1] == "row1"]
@@ -227,7 +237,7 @@ def summary(ctx, runs):
         out += ["", "One row, forward: " + ", ".join(
             f"cols {k[3]}: {statistics.median(runs[k]['ns']) * k[3]:.0f} ns"
             for k in sorted(lat, key=lambda k: k[3])) + "."]
-    return "\n".join(out + [""] + targets.table(runs, gelems))
+    return "\n".join(out + [""] + targets.table(runs))
 
 
 def plot(ctx, runs, path):

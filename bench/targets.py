@@ -1,4 +1,5 @@
-"""targets.py - the speed targets the project holds itself to, judged on one sweep's medians.
+"""targets.py - the speed targets the project holds itself to, judged on one sweep's medians
+(cold ratios: the medians of the harness's paired ratios, see speed_over).
 
 Each target names the figure it is judged by: the worst case over the cols it covers
 (with those cols), so "met" means met at every one of them. Used by report.py, which
@@ -8,6 +9,34 @@ import statistics
 
 def _med(r, key="gbs"):
     return statistics.median(r[key])
+
+
+def speed_over(runs, key, other):
+    """GB/s of run `key` over that of `other` (op, impl) at the same regime and cols: the
+    median of the repetitions' paired ratios where the harness timed them call by call
+    (cold), else the ratio of the medians. None when either is missing. The paired ratio
+    is of elements per second; each run's bytes per element (GB/s x ns per element)
+    converts it."""
+    a, b = runs.get(key), runs.get((other[0], key[1], other[1], key[3]))
+    if not a or not b:
+        return None
+    paired = a.get("vs", {}).get(tuple(other))
+    if paired:
+        return statistics.median(paired) * bpe(a) / bpe(b)
+    return _med(a) / _med(b)
+
+
+def bpe(r):
+    """Bytes per element of a run: GB/s times ns per element."""
+    return r["gbs"][0] * r["ns"][0]
+
+
+def elems_over(runs, key, other):
+    """Elements per second of `key` over `other`'s (speed_over without the bytes)."""
+    r = speed_over(runs, key, other)
+    if r is None:
+        return None
+    return r * bpe(runs[(other[0], key[1], other[1], key[3])]) / bpe(runs[key])
 
 
 def _cols(runs, op, regime, impl="api"):
@@ -26,9 +55,9 @@ def _worst(values):
 def _pct_stream(runs, op, regime, cols, roof="stream"):
     out = []
     for c in cols:
-        api, st = runs.get((op, regime, "api", c)), runs.get((op, regime, roof, c))
-        if api and st:
-            out.append((100 * _med(api) / _med(st), c))
+        r = speed_over(runs, (op, regime, "api", c), (op, roof))
+        if r is not None:
+            out.append((100 * r, c))
     return out
 
 
@@ -36,10 +65,10 @@ def _over(runs, op, regime, other, cols, other_op=None, impl="api"):
     """API speed over `other` (an impl of the same op, or impl `other` of other_op)."""
     out = []
     for c in cols:
-        a = runs.get((op, regime, impl, c))
-        b = runs.get((other_op or op, regime, other if not other_op else impl, c))
-        if a and b:
-            out.append((_med(a) / _med(b), c))
+        r = speed_over(runs, (op, regime, impl, c),
+                              (other_op, impl) if other_op else (op, other))
+        if r is not None:
+            out.append((r, c))
     return out
 
 
@@ -102,37 +131,40 @@ def targets(runs):
     return rows
 
 
-def bf16_targets(runs, gelems):
+def bf16_targets(runs):
     """bf16 against f32 through the API (one thread, wall clock) and 2 threads against one."""
     rows, b = [], "bf16 #17"
     goals = {("fwd", "cold"): 1.8, ("fwd", "warm"): 1.5, ("bwd", "cold"): 1.6}
     for (d, rg), goal in goals.items():
         vals = []
         for c in (768, 4096):
-            kb, kf = (f"bf16_{d}_mt", rg, "api_1t", c), (f"{d}_mt", rg, "api_1t", c)
-            if kb in runs and kf in runs:
-                vals.append((gelems(runs[kb]) / gelems(runs[kf]), c))
+            r = elems_over(runs, (f"bf16_{d}_mt", rg, "api_1t", c), (f"{d}_mt", "api_1t"))
+            if r is not None:
+                vals.append((r, c))
         rows.append(_row(b, f"bf16 {d} {rg} ≥ {goal}× f32 elements/s", _worst(vals), goal, "×"))
     vals = []
     for d in ("fwd", "bwd"):
         for c in (768, 4096):
-            k1, k2 = (f"bf16_{d}_mt", "cold", "api_1t", c), (f"bf16_{d}_mt", "cold", "api", c)
-            if k1 in runs and k2 in runs:
-                vals.append((gelems(runs[k2]) / gelems(runs[k1]), c))
+            r = elems_over(runs, (f"bf16_{d}_mt", "cold", "api", c),
+                                  (f"bf16_{d}_mt", "api_1t"))
+            if r is not None:
+                vals.append((r, c))
     rows.append(_row(b, "bf16 2 threads ≥ 1.6× one (cold, forward and backward)", _worst(vals),
                      1.6, "×"))
     return rows
 
 
-def table(runs, gelems):
-    rows = targets(runs) + bf16_targets(runs, gelems)
+def table(runs):
+    rows = targets(runs) + bf16_targets(runs)
     rows = [r for r in rows if r[2] != "not measured"]
     if not rows:
         return []
     met = sum(r[3] == "met" for r in rows)
     out = [f"### Speed targets: {met} of {len(rows)} met in this sweep", "",
            "Public API, medians of this run; the figure is the worst over the cols the "
-           "target covers. GELU's peer is oneDNN (PyTorch's GELU is not in the harness).", "",
+           "target covers. Cold ratios (but bf16 / f32 backward) are paired: the median of "
+           "each repetition's ratio, the two calls alternating. GELU's peer is oneDNN "
+           "(PyTorch's GELU is not in the harness).", "",
            "| issue | target | worst figure | verdict |", "|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return out + [""]
