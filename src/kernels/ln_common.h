@@ -287,7 +287,18 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
  * at 256-2048, and 2 or 4 groups ahead instead of 1 measured no better).
  */
 #define LN_PF_AHEAD 4096
+/* Float rows of up to 16 KiB are hinted, bf16 ones up to 8 KiB. Zen 5, cold forward
+   (prefetchnta), 64 MiB operands, calls alternating with the 8 KiB build, time after /
+   before: float 3072 columns 0.63-0.69x (AVX-512, two runs) and 0.69x (AVX2), 4096
+   0.74-0.85x (AVX-512, three runs; AVX2 0.84x); the unchanged 2048, 6144 and 8192
+   measured 0.998-1.001x. The
+   bf16 rows that bound would newly hint (8192 columns) ran 1.11-1.13x slower on AVX-512
+   in three runs (0.83x on AVX2), 6144 1.04x. */
+#ifdef LN_ELEM_F32
+#define LN_PF_ROW_BYTES 16384
+#else
 #define LN_PF_ROW_BYTES 8192
+#endif
 static inline size_t ln_prefetch_rows(size_t n, unsigned R, size_t max_bytes)
 {
     const size_t bytes = n * sizeof(LN_ELEM);
