@@ -291,9 +291,9 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
    (prefetchnta), 64 MiB operands, calls alternating with the 8 KiB build, time after /
    before: float 3072 columns 0.63-0.69x (AVX-512, two runs) and 0.69x (AVX2), 4096
    0.74-0.85x (AVX-512, three runs; AVX2 0.84x); the unchanged 2048, 6144 and 8192
-   measured 0.998-1.001x. The
-   bf16 rows that bound would newly hint (8192 columns) ran 1.11-1.13x slower on AVX-512
-   in three runs (0.83x on AVX2), 6144 1.04x. */
+   measured 0.998-1.001x. The bf16 rows a 16 KiB bound would newly hint (8192 columns)
+   ran 1.11-1.13x slower on AVX-512 in three runs (0.83x on AVX2), 6144 1.04x. Intel
+   (prefetcht1) and Arm are unmeasured with this bound. */
 #ifdef LN_ELEM_F32
 #define LN_PF_ROW_BYTES 16384
 #else
