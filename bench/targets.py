@@ -11,32 +11,30 @@ def _med(r, key="gbs"):
     return statistics.median(r[key])
 
 
-def speed_over(runs, key, other):
-    """GB/s of run `key` over that of `other` (op, impl) at the same regime and cols: the
-    median of the repetitions' paired ratios where the harness timed them call by call
-    (cold), else the ratio of the medians. None when either is missing. The paired ratio
-    is of elements per second; each run's bytes per element (GB/s x ns per element)
-    converts it."""
-    a, b = runs.get(key), runs.get((other[0], key[1], other[1], key[3]))
-    if not a or not b:
-        return None
-    paired = a.get("vs", {}).get(tuple(other))
-    if paired:
-        return statistics.median(paired) * bpe(a) / bpe(b)
-    return _med(a) / _med(b)
-
-
 def bpe(r):
     """Bytes per element of a run: GB/s times ns per element."""
     return r["gbs"][0] * r["ns"][0]
 
 
 def elems_over(runs, key, other):
-    """Elements per second of `key` over `other`'s (speed_over without the bytes)."""
-    r = speed_over(runs, key, other)
+    """Elements per second of run `key` over those of `other` (op, impl) at the same regime
+    and cols: the median of the repetitions' paired ratios where the harness timed the two
+    call by call (cold), else the ratio of the medians. None when either is missing."""
+    a, b = runs.get(key), runs.get((other[0], key[1], other[1], key[3]))
+    if not a or not b:
+        return None
+    paired = a.get("vs", {}).get(tuple(other))
+    if paired:
+        return statistics.median(paired)
+    return _med(b, "ns") / _med(a, "ns")
+
+
+def speed_over(runs, key, other):
+    """GB/s of `key` over `other`'s: elems_over times the runs' bytes per element."""
+    r = elems_over(runs, key, other)
     if r is None:
         return None
-    return r * bpe(runs[(other[0], key[1], other[1], key[3])]) / bpe(runs[key])
+    return r * bpe(runs[key]) / bpe(runs[(other[0], key[1], other[1], key[3])])
 
 
 def _cols(runs, op, regime, impl="api"):
@@ -65,8 +63,7 @@ def _over(runs, op, regime, other, cols, other_op=None, impl="api"):
     """API speed over `other` (an impl of the same op, or impl `other` of other_op)."""
     out = []
     for c in cols:
-        r = speed_over(runs, (op, regime, impl, c),
-                              (other_op, impl) if other_op else (op, other))
+        r = speed_over(runs, (op, regime, impl, c), (other_op, impl) if other_op else (op, other))
         if r is not None:
             out.append((r, c))
     return out
@@ -145,8 +142,7 @@ def bf16_targets(runs):
     vals = []
     for d in ("fwd", "bwd"):
         for c in (768, 4096):
-            r = elems_over(runs, (f"bf16_{d}_mt", "cold", "api", c),
-                                  (f"bf16_{d}_mt", "api_1t"))
+            r = elems_over(runs, (f"bf16_{d}_mt", "cold", "api", c), (f"bf16_{d}_mt", "api_1t"))
             if r is not None:
                 vals.append((r, c))
     rows.append(_row(b, "bf16 2 threads ≥ 1.6× one (cold, forward and backward)", _worst(vals),
