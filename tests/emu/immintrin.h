@@ -292,10 +292,29 @@ LN_EMU __m512i _mm512_castsi256_si512(__m256i v)
     memcpy(r.h, v.h, sizeof v.h);
     return r;
 }
-LN_EMU __m512i _mm512_inserti64x4(__m512i a, __m256i b, int imm)
+LN_EMU __m256i _mm512_castsi512_si256(__m512i v)
 {
-    memcpy(a.h + (imm & 1) * 16, b.h, sizeof b.h);
-    return a;
+    __m256i r;
+    memcpy(r.h, v.h, sizeof r.h);
+    return r;
+}
+/* Word j of the result: word idx[j] mod 32 of a, or 0 where m's bit j is clear. */
+LN_EMU __m512i _mm512_maskz_permutexvar_epi16(__mmask32 m, __m512i idx, __m512i a)
+{
+    __m512i r;
+    for (int j = 0; j < 32; j++)
+        r.h[j] = (m >> j) & 1 ? a.h[idx.h[j] & 31] : 0;
+    return r;
+}
+/* Word j of the result: word idx[j] mod 64 of the pair a:b (b's words are 32-63). */
+LN_EMU __m512i _mm512_permutex2var_epi16(__m512i a, __m512i idx, __m512i b)
+{
+    __m512i r;
+    for (int j = 0; j < 32; j++) {
+        const unsigned k = idx.h[j] & 63;
+        r.h[j] = k < 32 ? a.h[k] : b.h[k - 32];
+    }
+    return r;
 }
 LN_EMU __m256i _mm256_maskz_loadu_epi16(__mmask16 m, const void *p)
 {
@@ -308,19 +327,6 @@ LN_EMU void _mm256_mask_storeu_epi16(void *p, __mmask16 m, __m256i v)
     LN_EMU_LANES if ((m >> i) & 1)((uint16_t *)p)[i] = v.h[i];
 }
 
-LN_EMU __m512i _mm512_cvtepu16_epi32(__m256i v)
-{
-    __m512i r;
-    LN_EMU_LANES r.w[i] = v.h[i];
-    return r;
-}
-/* Truncates each 32-bit lane to its low 16 bits. */
-LN_EMU __m256i _mm512_cvtepi32_epi16(__m512i v)
-{
-    __m256i r;
-    LN_EMU_LANES r.h[i] = (uint16_t)v.w[i];
-    return r;
-}
 LN_EMU __m512i _mm512_set1_epi32(int x)
 {
     __m512i r;
