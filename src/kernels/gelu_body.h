@@ -70,7 +70,9 @@ LN_INLINE V gelu_tanh(V x)
    f' (sigmoid ~ 0.4 > f' near x = -0.36), so its exact low part (fms) joins the other
    term before the one sum. Below -1, where the other term is the larger, that costs up to
    an ulp (8.3 measured there against the 11 bound); keeping the plain fma there by a
-   select measured 4 instructions more per vector, on a loop that is compute-bound. */
+   select measured 4 instructions more per vector, on a loop that is compute-bound. Both
+   sides share one fma, its addend (r 2^64, or the low part) chosen first: the loop is
+   bound by the multiply-add pipes, and selects run beside them. */
 LN_INLINE V gelu_tanh_grad(V x)
 {
     const V xa = clamp(x);
@@ -78,9 +80,8 @@ LN_INLINE V gelu_tanh_grad(V x)
     const V r = tanh_parts(xa, &es, &x2), er = v_mul(es, r);
     const V xdw = v_mul(xa, v_fma(vset(3.0 * LN_GELU_2CK), x2, vset(LN_GELU_2C)));
     const V err = v_mul(er, r), erl = v_fms(es, r, er);
-    const V pos = v_fma(xdw, err, v_mul(r, v_set1(LN_EXP_SCALE)));
-    const V neg = v_add(er, v_fma(xdw, err, erl));
-    return v_mul(v_select_ge0(xa, pos, neg), v_set1(LN_EXP_UNSCALE));
+    const V w = v_fma(xdw, err, v_select_ge0(xa, v_mul(r, v_set1(LN_EXP_SCALE)), erl));
+    return v_mul(v_select_ge0(xa, w, v_add(er, w)), v_set1(LN_EXP_UNSCALE));
 }
 
 /* The erf form's q = 0.5 erfc(t) for t = |x| / sqrt 2, returned as q 2^65 = exp(-t^2)
@@ -89,13 +90,14 @@ LN_INLINE V gelu_tanh_grad(V x)
    matters) as exp(a) (1 + al), and erfcx evaluated at |x| itself (gelu_math.h), so t is
    never rounded. The correction and exp's low part are summed first and exp's 2^(n+64)
    applied last, so q takes one rounding after the division. Phi(x) = 0.5 erfc(-x / sqrt 2)
-   is then q for x < 0 and 1 - q for x >= 0: neither cancels. For the backward (grad
+   is then q for x < 0 and 1 - q for x >= 0: neither cancels. For the backward (dens
    non-NULL): *dens gets exp(-x^2/2) 2^65 / sqrt(2 pi), the density, rounded once too
-   (2 / sqrt(2 pi) split in two floats), and *grad gets q + x dens for x < 0 with x dens
-   joined to q's small terms before q's one rounding: the two have opposite signs there
-   (f' = 0 at x ~ -0.75) and q's own rounding would cost up to an ulp of f' (q ~ 0.33 >
-   2 f' near x = -0.4). */
-LN_INLINE V erf_q(V x, V *dens, V *grad)
+   (2 / sqrt(2 pi) split in two floats), and for x < 0 the value returned is q + x dens
+   (x < 0 takes only that), x dens joined to q's small terms before q's one rounding: the
+   two have opposite signs there (f' = 0 at x ~ -0.75) and q's own rounding would cost up
+   to an ulp of f' (q ~ 0.33 > 2 f' near x = -0.4). One select of those terms, not two
+   roundings of q: the loops are bound by the multiply-add pipes. */
+LN_INLINE V erf_q(V x, V *dens)
 {
     const V ax = v_abs(x);
     const V sh = vset(LN_GELU_HI(LN_GELU_SQRTPI_2)), sl = vset(LN_GELU_LO(LN_GELU_SQRTPI_2));
@@ -105,23 +107,24 @@ LN_INLINE V erf_q(V x, V *dens, V *grad)
     V el, sc, rlo;
     const V eh = exp_scaled(a, &el, &sc);
     const V r = erfcx(ax, tp, tpl, &rlo);
-    const V small = v_fma(eh, v_fma(al, r, rlo), v_mul(el, r));
-    if (grad) {
+    V small = v_fma(eh, v_fma(al, r, rlo), v_mul(el, r));
+    if (dens) {
         const V kh = vset(LN_GELU_HI(2 * LN_GELU_RSQRT2PI)), kl = vset(LN_GELU_LO(2 * LN_GELU_RSQRT2PI));
         const V d = v_fma(eh, kh, v_fma(eh, kl, v_mul(kh, v_fma(al, eh, el))));
         *dens = v_mul(d, sc);
-        *grad = v_mul(v_fma(eh, r, v_fma(x, d, small)), sc);
+        small = v_select_ge0(x, small, v_fma(x, d, small));
     }
     return v_mul(v_fma(eh, r, small), sc);
 }
 
-/* f = x Phi: x (1 - q) for x >= 0 (x may be +Inf), (x q 2^65) 2^-65 below. */
+/* f = x Phi: (x (1 - q)) 1 for x >= 0 (x may be +Inf), (x q 2^65) 2^-65 below: the
+   factors chosen first, so both sides share one pair of multiplies. */
 LN_INLINE V gelu_erf(V x)
 {
     const V xa = clamp(x), xc = clamp_lo(x), unscale = v_set1(0.5f * LN_EXP_UNSCALE);
-    const V qs = erf_q(xa, NULL, NULL);
-    const V up = v_mul(xc, v_fnma(qs, unscale, v_set1(1.0f)));
-    return v_select_ge0(xa, up, v_mul(v_mul(xc, qs), unscale));
+    const V qs = erf_q(xa, NULL);
+    const V phi = v_select_ge0(xa, v_fnma(qs, unscale, v_set1(1.0f)), qs);
+    return v_mul(v_mul(xc, phi), v_select_ge0(xa, v_set1(1.0f), unscale));
 }
 
 /* f' = Phi + x exp(-x^2/2) / sqrt(2 pi), in units of 2^-65 until the last product
@@ -129,10 +132,10 @@ LN_INLINE V gelu_erf(V x)
 LN_INLINE V gelu_erf_grad(V x)
 {
     const V xa = clamp(x);
-    V dens, neg;
-    const V qs = erf_q(xa, &dens, &neg);
-    const V pos = v_fma(xa, dens, v_sub(v_set1(2.0f * LN_EXP_SCALE), qs));
-    return v_mul(v_select_ge0(xa, pos, neg), v_set1(0.5f * LN_EXP_UNSCALE));
+    V dens;
+    const V g = erf_q(xa, &dens);
+    const V pos = v_fma(xa, dens, v_sub(v_set1(2.0f * LN_EXP_SCALE), g));
+    return v_mul(v_select_ge0(xa, pos, g), v_set1(0.5f * LN_EXP_UNSCALE));
 }
 
 /* One loop per kind and direction (and for the forward, store), from element i on:
