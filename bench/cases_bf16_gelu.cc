@@ -23,17 +23,25 @@ constexpr unsigned kBwdOps = lnb::OP_Y | lnb::OP_DX | lnb::OP_GAMMA | lnb::OP_ME
 // The arena's float operands are shared by every case, so bf16 copies go into buffers
 // the bf16 case does not otherwise use (converted untimed, flushed like any operand):
 // forward reads bf16 x from dx's buffer and writes bf16 y into y's; backward reads bf16 x
-// from y's buffer and dy from the first half of dx's (n floats hold 2n bf16), and writes
-// dx into the second half.
-uint16_t *to_bf16(const float *src, float *dst_buf, size_t n)
+// from the first half of y's buffer and dy from the second (n floats hold 2n bf16), and
+// writes dx into dx's. So neither reads what its f32 twin writes (y, dx): the harness
+// times the two call by call (partners_of).
+uint16_t *to_bf16(const float *src, void *dst_buf, size_t n)
 {
-    auto *h = reinterpret_cast<uint16_t *>(dst_buf);
+    auto *h = static_cast<uint16_t *>(dst_buf);
     for (size_t i = 0; i < n; i++) {
         uint32_t u;
         std::memcpy(&u, &src[i], sizeof u);
         h[i] = static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
     }
     return h;
+}
+
+// The backward's dy: the second half of y's buffer, after x.
+const uint16_t *bf16_dy(const lnb::Problem &p)
+{
+    const size_t n = p.rows * p.cols;
+    return to_bf16(p.dy, reinterpret_cast<uint16_t *>(p.y) + n, n);
 }
 
 lnb::Make bf16_forward(const ln_kernels *k)
@@ -53,9 +61,9 @@ lnb::Make bf16_backward(const ln_kernels *k)
         const size_t n = p.rows * p.cols;
         ln_bf16_bwd_args a{};
         a.x = to_bf16(p.x, p.y, n), a.ldx = p.cols;
-        a.dy = to_bf16(p.dy, p.dx, n), a.lddy = p.cols;
+        a.dy = bf16_dy(p), a.lddy = p.cols;
         a.gamma = p.gamma, a.mean = p.mean, a.rstd = p.rstd;
-        a.dx = reinterpret_cast<uint16_t *>(p.dx) + n, a.lddx = p.cols, a.cols = p.cols;
+        a.dx = reinterpret_cast<uint16_t *>(p.dx), a.lddx = p.cols, a.cols = p.cols;
         return [k, a, p] { ln_bf16_backward_run(k, &a, p.rows, p.dgamma, p.dbeta); };
     };
 }
@@ -79,8 +87,8 @@ lnb::Make bf16_backward_api(int threads)
 {
     return [threads](const lnb::Problem &p) -> lnb::Call {
         const size_t n = p.rows * p.cols;
-        const uint16_t *x = to_bf16(p.x, p.y, n), *dy = to_bf16(p.dy, p.dx, n);
-        uint16_t *dx = reinterpret_cast<uint16_t *>(p.dx) + n;
+        const uint16_t *x = to_bf16(p.x, p.y, n), *dy = bf16_dy(p);
+        uint16_t *dx = reinterpret_cast<uint16_t *>(p.dx);
         return [p, x, dy, dx, threads] {
             ln_set_num_threads(threads);
             ln_backward_bf16(dy, x, p.gamma, p.mean, p.rstd, dx, p.dgamma, p.dbeta, p.rows,

@@ -224,8 +224,8 @@ const Case *find_case(const std::string &op, const std::string &impl)
 // (bench/targets.py). Each repetition then gives its own ratio, of calls milliseconds
 // apart. The host's memory bandwidth drifts by up to +-40 % within minutes (README), so
 // the ratio of two medians measured minutes apart said less: shares of the stream roof
-// above 150 % came out of it. Not bf16 against f32 backward: the f32 call writes dx over
-// the bf16 case's dy (see cases_bf16_gelu.cc), which a later bf16 call would read.
+// above 150 % came out of it. bf16 against f32 pairs only because neither reads what
+// the other writes (cases_bf16_gelu.cc lays out the bf16 copies so).
 std::vector<const Case *> partners_of(const Case &c)
 {
     std::vector<const Case *> out;
@@ -239,8 +239,8 @@ std::vector<const Case *> partners_of(const Case &c)
         if (c.op == "acc_bwd" || c.op == "rms_bwd")
             add("bwd", "api"); // against the plain backward
     }
-    if (c.op == "bf16_fwd_mt" && c.impl == "api_1t")
-        add("fwd_mt", "api_1t"); // bf16 against f32, one thread
+    if ((c.op == "bf16_fwd_mt" || c.op == "bf16_bwd_mt") && c.impl == "api_1t")
+        add(c.op.substr(5), "api_1t"); // bf16 against f32, one thread
     return out;
 }
 

@@ -175,8 +175,7 @@ def bf16_table(runs, torch_doc):
     head += [torch_name, "× PyTorch"] if torch_doc else []
     out = ["### bf16 against f32, public API, G elements/s (medians)", "",
            "One thread unless named; wall clock for both (the *_mt ops' api_1t and api lines)."
-           " Cold ratios but bf16 / f32 backward: medians of each repetition's ratio, calls"
-           " alternating (paired)."
+           " Cold ratios: medians of each repetition's ratio, calls alternating (paired)."
            + (" PyTorch: scripts/bench_torch_bf16.py, one thread, same shapes." if torch_doc
               else " PyTorch: not measured (torch not importable)."), "",
            "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -158,7 +158,7 @@ def table(runs):
     met = sum(r[3] == "met" for r in rows)
     out = [f"### Speed targets: {met} of {len(rows)} met in this sweep", "",
            "Public API, medians of this run; the figure is the worst over the cols the "
-           "target covers. Cold ratios (but bf16 / f32 backward) are paired: the median of "
+           "target covers. Cold ratios are paired: the median of "
            "each repetition's ratio, the two calls alternating. GELU's peer is oneDNN "
            "(PyTorch's GELU is not in the harness).", "",
            "| issue | target | worst figure | verdict |", "|---|---|---|---|"]
