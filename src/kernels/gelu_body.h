@@ -93,10 +93,11 @@ LN_INLINE V gelu_tanh_grad(V x)
    is then q for x < 0 and 1 - q for x >= 0: neither cancels. For the backward (dens
    non-NULL): *dens gets exp(-x^2/2) 2^65 / sqrt(2 pi), the density, rounded once too
    (2 / sqrt(2 pi) split in two floats), and for x < 0 the value returned is q + x dens
-   (x < 0 takes only that), x dens joined to q's small terms before q's one rounding: the
-   two have opposite signs there (f' = 0 at x ~ -0.75) and q's own rounding would cost up
-   to an ulp of f' (q ~ 0.33 > 2 f' near x = -0.4). One select of those terms, not two
-   roundings of q: the loops are bound by the multiply-add pipes. */
+   instead of q (the backward needs q itself only for x >= 0), x dens joined to q's small
+   terms before q's one rounding: the two have opposite signs there (f' = 0 at x ~ -0.75)
+   and q's own rounding would cost up to an ulp of f' (q ~ 0.33 > 2 f' near x = -0.4).
+   Those terms are selected, not both sums rounded: the loops are bound by the
+   multiply-add pipes. */
 LN_INLINE V erf_q(V x, V *dens)
 {
     const V ax = v_abs(x);

@@ -13,7 +13,8 @@
 #include "avx512_vocab.h"
 #include "kernels/bf16_elem.h"
 
-/* Word j of an index vector: the word of a 16-bit permute's source that lands in it. */
+/* Two words of a 16-bit permute's index vector as one 32-bit element: the source words
+   that land in the element's low and high word. */
 #define LN_W2(lo, hi) ((int)((unsigned)(lo) | (unsigned)(hi) << 16))
 
 /* bf16 -> float is exact: each bf16 into the high half of its 32-bit lane, zeros below.
