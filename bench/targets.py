@@ -7,8 +7,9 @@ prints the table and puts it in the README beside the sweep it comes from.
 """
 import statistics
 
-def _med(r, key="gbs"):
-    return statistics.median(r[key])
+def _ns(r):
+    """Median nanoseconds per element of a run."""
+    return statistics.median(r["ns"])
 
 
 def bpe(r):
@@ -16,17 +17,22 @@ def bpe(r):
     return r["gbs"][0] * r["ns"][0]
 
 
+def _partner(runs, key, other):
+    """The run of `other` (op, impl) at `key`'s regime and cols, or None."""
+    return runs.get((other[0], key[1], other[1], key[3]))
+
+
 def elems_over(runs, key, other):
     """Elements per second of run `key` over those of `other` (op, impl) at the same regime
     and cols: the median of the repetitions' paired ratios where the harness timed the two
     call by call (cold), else the ratio of the medians. None when either is missing."""
-    a, b = runs.get(key), runs.get((other[0], key[1], other[1], key[3]))
+    a, b = runs.get(key), _partner(runs, key, other)
     if not a or not b:
         return None
     paired = a.get("vs", {}).get(tuple(other))
     if paired:
         return statistics.median(paired)
-    return _med(b, "ns") / _med(a, "ns")
+    return _ns(b) / _ns(a)
 
 
 def speed_over(runs, key, other):
@@ -34,7 +40,7 @@ def speed_over(runs, key, other):
     r = elems_over(runs, key, other)
     if r is None:
         return None
-    return r * bpe(runs[key]) / bpe(runs[(other[0], key[1], other[1], key[3])])
+    return r * bpe(runs[key]) / bpe(_partner(runs, key, other))
 
 
 def _cols(runs, op, regime, impl="api"):
@@ -106,14 +112,14 @@ def targets(runs):
                              0.9, "×"))
     lat = runs.get(("fwd", "row1", "api", 768))
     if lat:
-        ns = _med(lat, "ns") * 768
+        ns = _ns(lat) * 768
         rows.append([f32, "one row of 768, forward ≤ 150 ns", f"{ns:.0f} ns",
                      "met" if ns <= 150 else "missed"])
     for op in ("fwd", "bwd"):
         for rg in ("hot", "cold"):
             a, b = runs.get((op, rg, "api", 1601)), runs.get((op, rg, "api", 1600))
             if a and b:
-                r = _med(a, "ns") / _med(b, "ns")
+                r = _ns(a) / _ns(b)
                 rows.append([f32, f"{op} {rg}: 1601 cols ≤ 1.1× the per-element time of 1600",
                              f"{r:.2f}×", "met" if r <= 1.1 else "missed"])
     g = "GELU #16"
