@@ -240,6 +240,11 @@ const ln_kernels *ln_active(void)
     return atomic_load_explicit(&g_active, memory_order_acquire);
 }
 
+/* init_once has run once g_active is set: it is set last there (after g_nt_bytes and
+   g_nt_mode), and elsewhere only after a pthread_once (ln_set_max_isa). So every call
+   pays one acquire load, where pthread_once was a call into libc. */
+static void ln_settled(void) { (void)ln_active(); }
+
 /* The LLC is capped at 32 MiB: hypervisors often report the whole socket's L3 (508 MiB on
    this project's EPYC machines) where one core reaches only its complex's 32 MiB, which
    it shares with the complex's other cores. A third of it: calls whose operands pass
@@ -257,7 +262,7 @@ size_t ln_nt_default_bytes(void)
 
 size_t ln_nt_bytes(void)
 {
-    pthread_once(&g_once, init_once);
+    ln_settled();
     return g_nt_bytes;
 }
 
@@ -275,7 +280,7 @@ size_t ln_nt_bytes(void)
  */
 unsigned ln_nt_mode(void)
 {
-    pthread_once(&g_once, init_once);
+    ln_settled();
     return g_nt_mode;
 }
 

@@ -949,7 +949,8 @@ LN_INLINE void forward_rows(const ln_body_fwd_args *a, const ln_plan *p, size_t 
     if (p->n <= fwd_small_cols(mode)) {
         const size_t ag = LN_COLD(a) ? ln_prefetch_rows(p->n, LN_RFWD, LN_PF_ROW_BYTES) : 0;
 #ifdef LN_GROUP_APPLY
-        if (fwd_grouped(a, p, mode))
+        /* Fewer rows than a group (one-row calls) leave forward_grouped nothing to do. */
+        if (r1 - r0 >= LN_RFWD && fwd_grouped(a, p, mode))
             r = forward_grouped(a, p, r0, r1, mode);
         else
 #endif
