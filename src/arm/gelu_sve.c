@@ -34,6 +34,7 @@ static inline V v_xor(V a, V b) { return svreinterpret_f32_u32(sveor_u32_x(PT, u
 static inline V v_andnot(V a, V b) { return svreinterpret_f32_u32(svbic_u32_x(PT, u(b), u(a))); }
 static inline V v_select_ge0(V h, V a, V b) { return svsel_f32(svcmpge_n_f32(PT, h, 0.0f), a, b); }
 #define LN_GELU_NV 2 /* up to 2048-bit vectors: two chains already cover the latencies */
+#define LN_GELU_SIZELESS 1
 static inline V v_abs(V a) { return svabs_f32_x(PT, a); }
 static inline V v_shl23(V k) { return svreinterpret_f32_u32(svlsl_n_u32_x(PT, u(k), 23)); }
 static inline V v_quot(V a, V b) { return svdiv_f32_x(PT, a, b); }

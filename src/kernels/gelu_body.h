@@ -13,7 +13,9 @@
  *   v_quot(a, b): a / b within ~1 ulp (erfcx corrects its remainder), unless
  *   LN_RCP_APPROX_14 says v_rcp_approx has 14 bits or more: erfcx then takes its quotient
  *   as a product with it, and the vocabulary needs no v_quot
- *   LN_GELU_NV: vectors per loop iteration (independent chains the core overlaps)
+ *   LN_GELU_NV: vectors per loop iteration (independent chains the core overlaps), and
+ *   LN_GELU_NV_TANH where the tanh form's loops take another count
+ *   LN_GELU_SIZELESS where vectors cannot form arrays (SVE)
  * The math is in gelu.h and gelu_math.h; every element's operations are the same in the
  * unrolled loop and the tail, so results do not depend on n or on the thread split.
  */
@@ -140,9 +142,9 @@ LN_INLINE V gelu_erf_grad(V x)
 }
 
 /* One loop per kind and direction (and for the forward, store), from element i on:
-   LN_GELU_NV vectors per iteration (unrolled, so the scheduler sees independent chains
-   side by side; the compiler's own heuristics keep ~90-instruction bodies rolled), then
-   single vectors, then one masked tail. The forward's ST stores a whole vector: v_store,
+   NV vectors per iteration (unrolled, so the scheduler sees independent chains side by
+   side; the compiler's own heuristics keep ~90-instruction bodies rolled), then single
+   vectors, then one masked tail. The forward's ST stores a whole vector: v_store,
    or v_stream for outputs past the cache (no read for ownership of their lines; the
    caller aligns i), whose loops also prefetch (PF) x LN_GELU_PF floats ahead, a line at
    a time. Measured cold (64 MiB, Intel, AVX-512, against ordinary stores): streamed
@@ -156,14 +158,50 @@ LN_INLINE void gelu_prefetch(const float *p, size_t i, size_t floats)
     for (size_t l = 0; l < floats; l += 64 / sizeof(float))
         __builtin_prefetch(p + i + LN_GELU_PF + l, 0, 0);
 }
-#define LN_GELU_FWD_LOOP(name, F, ST, PF)                                                    \
+
+#ifndef LN_GELU_NV_TANH
+#define LN_GELU_NV_TANH LN_GELU_NV
+#endif
+
+/*
+ * An iteration's NV results (VAL, of j), all computed before any is stored (PUT, of j and
+ * v_). Stored as computed, each store stood between one vector's loads and the next's:
+ * the compiler cannot move a load above a store that may alias it, so it emitted the
+ * chains one after another, and the core overlapped only about two (their latency, not
+ * the multiply pipes, bound the loops). Computed first, the chains are independent code
+ * that early scheduling (cmake/LnKernels.cmake) interleaves. Zen 5, hot, one thread, time
+ * against the stored-as-computed loops of four (AVX2: two) vectors: AVX-512 0.71x (tanh
+ * forward), 0.70x (tanh backward), 0.87x (erf forward), 0.81x (erf backward); AVX2 0.78x,
+ * 0.79x, 0.95x, 0.91x (with the vector counts of the vocabularies). SVE's sizeless
+ * vectors form no arrays: there each is stored as computed.
+ */
+#ifdef LN_GELU_SIZELESS
+#define LN_GELU_GROUP(NV, VAL, PUT)                                                          \
+    _Pragma("GCC unroll 8") for (size_t j = 0; j < (NV); j++)                                \
+    {                                                                                        \
+        const V v_ = VAL;                                                                    \
+        PUT;                                                                                 \
+    }
+#else
+#define LN_GELU_GROUP(NV, VAL, PUT)                                                          \
+    {                                                                                        \
+        V vs_[NV];                                                                           \
+        _Pragma("GCC unroll 8") for (size_t j = 0; j < (NV); j++) vs_[j] = VAL;              \
+        _Pragma("GCC unroll 8") for (size_t j = 0; j < (NV); j++)                            \
+        {                                                                                    \
+            const V v_ = vs_[j];                                                             \
+            PUT;                                                                             \
+        }                                                                                    \
+    }
+#endif
+
+#define LN_GELU_FWD_LOOP(name, F, ST, PF, NV)                                                \
     static void name(const float *x, float *y, size_t n, size_t i)                           \
     {                                                                                        \
-        for (; i + LN_GELU_NV * LN_W <= n; i += LN_GELU_NV * LN_W) {                         \
+        for (; i + (NV) * LN_W <= n; i += (NV) * LN_W) {                                     \
             if (PF)                                                                          \
-                gelu_prefetch(x, i, LN_GELU_NV * LN_W);                                      \
-            _Pragma("GCC unroll 8") for (size_t j = 0; j < LN_GELU_NV; j++)                  \
-                ST(y + i + j * LN_W, F(v_load(x + i + j * LN_W)));                           \
+                gelu_prefetch(x, i, (NV) * LN_W);                                            \
+            LN_GELU_GROUP(NV, F(v_load(x + i + j * LN_W)), ST(y + i + j * LN_W, v_))         \
         }                                                                                    \
         for (; i + LN_W <= n; i += LN_W)                                                     \
             ST(y + i, F(v_load(x + i)));                                                     \
@@ -172,15 +210,13 @@ LN_INLINE void gelu_prefetch(const float *p, size_t i, size_t floats)
             v_storem(y + i, k, F(v_loadm(x + i, k)));                                        \
         }                                                                                    \
     }
-#define LN_GELU_BWD_LOOP(name, G)                                                            \
+#define LN_GELU_BWD_LOOP(name, G, NV)                                                        \
     static void name(const float *dy, const float *x, float *dx, size_t n)                   \
     {                                                                                        \
         size_t i = 0;                                                                        \
-        for (; i + LN_GELU_NV * LN_W <= n; i += LN_GELU_NV * LN_W)                           \
-            _Pragma("GCC unroll 8") for (size_t j = 0; j < LN_GELU_NV; j++) {                \
-                const size_t o = i + j * LN_W;                                               \
-                v_store(dx + o, v_mul(v_load(dy + o), G(v_load(x + o))));                    \
-            }                                                                                \
+        for (; i + (NV) * LN_W <= n; i += (NV) * LN_W)                                       \
+            LN_GELU_GROUP(NV, v_mul(v_load(dy + i + j * LN_W), G(v_load(x + i + j * LN_W))), \
+                          v_store(dx + i + j * LN_W, v_))                                    \
         for (; i + LN_W <= n; i += LN_W)                                                     \
             v_store(dx + i, v_mul(v_load(dy + i), G(v_load(x + i))));                        \
         if (i < n) {                                                                         \
@@ -190,16 +226,16 @@ LN_INLINE void gelu_prefetch(const float *p, size_t i, size_t floats)
         }                                                                                    \
     }
 
-LN_GELU_FWD_LOOP(gelu_fwd_tanh, gelu_tanh, v_store, 0)
-LN_GELU_FWD_LOOP(gelu_fwd_erf, gelu_erf, v_store, 0)
-LN_GELU_BWD_LOOP(gelu_bwd_tanh, gelu_tanh_grad)
-LN_GELU_BWD_LOOP(gelu_bwd_erf, gelu_erf_grad)
+LN_GELU_FWD_LOOP(gelu_fwd_tanh, gelu_tanh, v_store, 0, LN_GELU_NV_TANH)
+LN_GELU_FWD_LOOP(gelu_fwd_erf, gelu_erf, v_store, 0, LN_GELU_NV)
+LN_GELU_BWD_LOOP(gelu_bwd_tanh, gelu_tanh_grad, LN_GELU_NV_TANH)
+LN_GELU_BWD_LOOP(gelu_bwd_erf, gelu_erf_grad, LN_GELU_NV)
 
 /* Streaming outputs (LN_GELU_NT) where the vocabulary has non-temporal stores: x86. */
 #if defined LN_VALIGN && (defined __x86_64__ || defined __i386__)
 #define LN_GELU_STREAMS 1
-LN_GELU_FWD_LOOP(gelu_fwd_tanh_nt, gelu_tanh, v_stream, 1)
-LN_GELU_FWD_LOOP(gelu_fwd_erf_nt, gelu_erf, v_stream, 1)
+LN_GELU_FWD_LOOP(gelu_fwd_tanh_nt, gelu_tanh, v_stream, 1, LN_GELU_NV_TANH)
+LN_GELU_FWD_LOOP(gelu_fwd_erf_nt, gelu_erf, v_stream, 1, LN_GELU_NV)
 
 /* Where streaming starts: the elements before out's first LN_VALIGN boundary (they go out
    first, masked, with an ordinary store), or n when the call does not stream (no

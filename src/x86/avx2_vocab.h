@@ -74,7 +74,11 @@ static inline V v_quad_hi(V a, V b) { return _mm256_shuffle_ps(a, b, _MM_SHUFFLE
 
 /* GELU's extra vocabulary (kernels/gelu_body.h). rcpps has only 12 bits, so AVX2
    divides (its divider is pipelined; two vectors per iteration overlap it). */
-#define LN_GELU_NV 2 /* ~8 live ymm per chain: two fill the 16 registers without spills */
+/* Vectors per GELU iteration: ~8 live ymm per erf chain, so two fill the 16 registers
+   (three or four: erf forward 1.03x the time); the tanh form's chains are narrower, and
+   three ran 0.88x (forward) and 0.95x (backward) the time of two (Zen 5, hot). */
+#define LN_GELU_NV 2
+#define LN_GELU_NV_TANH 3
 static inline V v_abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline V v_shl23(V k)
 {
