@@ -73,7 +73,7 @@ static inline V v_quad_lo(V a, V b) { return _mm256_shuffle_ps(a, b, _MM_SHUFFLE
 static inline V v_quad_hi(V a, V b) { return _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)); }
 
 /* GELU's extra vocabulary (kernels/gelu_body.h). rcpps has only 12 bits, so AVX2
-   divides (its divider is pipelined; two vectors per iteration overlap it). */
+   divides (its divider is pipelined; the vectors of an iteration overlap it). */
 /* Vectors per GELU iteration: ~8 live ymm per erf chain, so two fill the 16 registers
    (three or four: erf forward 1.03x the time); the tanh form's chains are narrower, and
    three ran 0.88x (forward) and 0.95x (backward) the time of two (Zen 5, hot). */
