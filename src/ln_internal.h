@@ -265,6 +265,12 @@ int ln_views_overlap(ln_view a, ln_view b);
 typedef void (*ln_views_fn)(const void *ctx, size_t rows, ln_view *out, ln_view *in);
 #define LN_VIEWS_FN __attribute__((always_inline)) static inline
 
+/* Whether two views' hulls meet (an empty hull meets nothing). */
+static inline int ln_hull_meets(const ln_view *a, const ln_view *b)
+{
+    return a->lo < b->hi && b->lo < a->hi;
+}
+
 /* Whether any output's hull meets an input's or another output's. In valid calls none
    meets: every pair is tested without an early exit (straight-line compares). */
 static inline int ln_hulls_meet(const ln_view *out, int nout, const ln_view *in, int nin)
@@ -272,9 +278,9 @@ static inline int ln_hulls_meet(const ln_view *out, int nout, const ln_view *in,
     int any = 0;
     for (int o = 0; o < nout; o++) {
         for (int i = 0; i < nin; i++)
-            any |= out[o].lo < in[i].hi && in[i].lo < out[o].hi;
+            any |= ln_hull_meets(&out[o], &in[i]);
         for (int p = o + 1; p < nout; p++)
-            any |= out[o].lo < out[p].hi && out[p].lo < out[o].hi;
+            any |= ln_hull_meets(&out[o], &out[p]);
     }
     return any;
 }

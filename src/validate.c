@@ -45,8 +45,6 @@ static int same_view(const ln_view *a, const ln_view *b)
     return a->p == b->p && a->rows == b->rows && a->bytes == b->bytes && a->stride == b->stride;
 }
 
-static int hulls_meet(const ln_view *a, const ln_view *b) { return a->lo < b->hi && b->lo < a->hi; }
-
 int ln_alias_exact(ln_views_fn fill, const void *ctx, size_t rows, int nout, int nin,
                    unsigned long long allowed)
 {
@@ -56,14 +54,14 @@ int ln_alias_exact(ln_views_fn fill, const void *ctx, size_t rows, int nout, int
         if (out[o].hi == 0)
             continue;
         for (int i = 0; i < nin; i++) {
-            if (!hulls_meet(&out[o], &in[i]))
+            if (!ln_hull_meets(&out[o], &in[i]))
                 continue;
             const int exempt = ((allowed >> LN_ALLOW_BIT(o, i)) & 1u) && same_view(&out[o], &in[i]);
             if (!exempt && ln_views_overlap(out[o], in[i]))
                 return 1;
         }
         for (int p = o + 1; p < nout; p++)
-            if (hulls_meet(&out[o], &out[p]) && ln_views_overlap(out[o], out[p]))
+            if (ln_hull_meets(&out[o], &out[p]) && ln_views_overlap(out[o], out[p]))
                 return 1;
     }
     return 0;
