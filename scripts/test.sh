@@ -30,6 +30,12 @@ if [ ! -s "$LN_OUT/ledger" ]; then
   echo "test.sh: no suite matched '$pattern'" >&2
   exit 1
 fi
+# The accuracy suites' worst errors per row kind and kernel, over every build that ran them
+# (native, emulated AVX-512, Arm under qemu, ...): the figures a closing note quotes.
+logs=$(ls "$LN_OUT"/build-*/Testing/Temporary/LastTest.log 2>/dev/null)
+if [ -n "$logs" ] && python3 "$LN_ROOT/tools/accuracy_table.py" $logs > "$LN_OUT/accuracy.md"; then
+  echo "accuracy: worst errors per row kind and kernel in $LN_OUT/accuracy.md"
+fi
 echo
 echo "per suite (passed failed skipped):"
 column -t "$LN_OUT/ledger" 2>/dev/null || cat "$LN_OUT/ledger"
