@@ -11,7 +11,8 @@ and prints them beside the contract's bounds (NUMERICS.md, "Accuracy targets"):
 
     y, rstd   x 2^-24    bound 4  (heavy-tailed `lognormal` rows: y 12, rstd 10)
     mean      x 2^-24    bound 2  (relative to |mean| + sigma)
-    dx, dgamma, dbeta    bound 1e-6 (relative to the row's / column's largest true value)
+    dx                   bound 1e-6 of the row's largest true |dx|
+    dgamma, dbeta        bound 1e-6 of the vector's largest column sum of |terms|
 
 A kernel that the host could not run prints no table (its test was skipped), so it does
 not appear: the table shows what ran, nothing else.
