@@ -24,7 +24,7 @@ from collections import defaultdict
 HEADER = re.compile(r"^\d+/\d+ Test: test_accuracy_(forward|backward)\.(?:full\.)?(\S+)")
 FWD_HEAD = re.compile(r"^\[ (\w+)\s*\] (layernorm|rmsnorm) worst \(x 2\^-24\)")
 BWD_HEAD = re.compile(r"^\[ (\w+)\s*\] worst error \(dx per row")
-ROW = re.compile(r"^\[ (\w+)\s*\]\s+(\w+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
+ROW = re.compile(r"^\[ (\w+)\s*\]\s+([\w.+-]+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
 
 # worst[kernel][kind][column] = largest value seen
 worst = defaultdict(lambda: defaultdict(dict))
