@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "kcheck.h"
 #include "ln_threads.h"
 #include "testutil.h"
 
@@ -318,18 +319,8 @@ const char *__lsan_default_suppressions(void) { return "leak:libomp.so\n"; }
 
 int main(int argc, char **argv)
 {
-    const int isa = argc > 1 ? tu_isa_from_name(argv[1]) : -1;
-    if (isa < 0) {
-        fprintf(stderr, "usage: %s scalar|avx2|avx512|neon|sve\n", argv[0]);
-        return 2;
-    }
-    const char *quick = getenv("LN_TEST_QUICK");
-    g_quick = quick && strcmp(quick, "1") == 0;
-    g_k = ln_kernels_get(isa);
-    if (!g_k) {
-        printf("SKIP: %s kernels not built or not runnable here\n", argv[1]);
-        return TU_SKIP;
-    }
+    g_k = kc_kernel_from_args(argc, argv);
+    g_quick = kc_quick();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(identical_for_any_thread_count),
         cmocka_unit_test(identical_for_every_output_subset),
