@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Heavy-tailed rows through the public forward, against long-double truth.
 
-    LN_MAX_ISA=avx2 tools/heavy_tail_sweep.py LIB [SEEDS]
+    tools/heavy_tail_sweep.py LIB [ISA [SEEDS]]
 
-LIB is a built liblayernorm.so; LN_MAX_ISA picks the kernel (scalar, avx2, avx512, ...).
+LIB is a built liblayernorm.so, called through the project's own binding (python/layernorm,
+LAYERNORM_LIBRARY=LIB); ISA caps the kernel (scalar, avx2, avx512, ...; default: the best
+this machine runs); SEEDS defaults to 2.
 Rows of five heavy-tailed kinds (lognormal exp(N(0, 4)) and exp(N(0, 9)), Pareto 1.5 + 1,
 Cauchy, Student-t with 2 degrees of freedom) at 16 to 30001 columns, with gamma ~ 1 +
 0.1 N(0,1) and beta ~ 0.1 N(0,1), ~600 000 values per kind, columns and seed. Prints the
@@ -17,10 +19,12 @@ These are not the tests' rows (tests/rowkinds.c draws its own lognormal kind wit
 and beta 0): it is the independent check the README's "Heavy tails" figures come from.
 numpy's long double is 80-bit on x86-64, enough for truth of float inputs.
 """
-import ctypes
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 KINDS = ("lognormal2", "lognormal3", "pareto1.5", "cauchy", "student2")
 COLS = (16, 31, 64, 100, 128, 256, 511, 768, 1024, 1600, 2048, 4096, 8192, 16384, 30001)
@@ -40,20 +44,13 @@ def draw(rng, kind, shape):
     return rng.standard_t(2, size=shape)
 
 
-def errors(fwd, rng, kind, cols):
+def errors(ln, rng, kind, cols):
     """Worst (y, mean, rstd) errors of one batch, in units of 2^-24."""
-    fp = ctypes.POINTER(ctypes.c_float)
     x = draw(rng, kind, (max(16, 600000 // cols), cols)).astype(np.float32)
     x = np.ascontiguousarray(x[np.isfinite(x).all(axis=1)])  # exp(N(0, 9)) can overflow float
-    rows = x.shape[0]
     g = (1 + 0.1 * rng.normal(size=cols)).astype(np.float32)
     b = (0.1 * rng.normal(size=cols)).astype(np.float32)
-    y = np.empty_like(x)
-    m = np.empty(rows, np.float32)
-    r = np.empty(rows, np.float32)
-    ptr = [a.ctypes.data_as(fp) for a in (x, g, b, y, m, r)]
-    if fwd(*ptr, rows, cols, 1e-5) != 0:
-        sys.exit(f"ln_forward_f32 refused {kind} rows of {cols} columns")
+    y, m, r = ln.forward(x, g, b, 1e-5)
     xl = x.astype(LD)
     mt = xl.mean(axis=1)
     d = xl - mt[:, None]
@@ -70,19 +67,19 @@ def errors(fwd, rng, kind, cols):
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    lib = ctypes.CDLL(sys.argv[1])
-    fwd = lib.ln_forward_f32
-    fp = ctypes.POINTER(ctypes.c_float)
-    fwd.argtypes = [fp] * 6 + [ctypes.c_size_t, ctypes.c_size_t, ctypes.c_float]
-    seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 2
-    lib.ln_get_isa.restype = ctypes.c_int
-    print(f"kernel id {lib.ln_get_isa()} (LN_MAX_ISA caps it), {seeds} seeds, units of 2^-24")
+    os.environ["LAYERNORM_LIBRARY"] = sys.argv[1]
+    import layernorm as ln  # after the variable: the binding loads the library on import
+
+    if len(sys.argv) > 2:
+        ln.set_max_isa(sys.argv[2])
+    seeds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    print(f"kernel {ln.get_isa()}, {seeds} seeds, units of 2^-24")
     worst = {k: [(0.0, 0), (0.0, 0), (0.0, 0)] for k in KINDS}
     for seed in range(seeds):
         rng = np.random.default_rng(1000 + seed)
         for kind in KINDS:
             for cols in COLS:
-                for q, e in enumerate(errors(fwd, rng, kind, cols)):
+                for q, e in enumerate(errors(ln, rng, kind, cols)):
                     if e > worst[kind][q][0]:
                         worst[kind][q] = (e, cols)
     print("| kind | y (cols) | mean (cols) | rstd (cols) |\n|---|---|---|---|")
