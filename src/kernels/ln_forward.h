@@ -946,6 +946,15 @@ LN_INLINE void forward_rows(const ln_body_fwd_args *a, const ln_plan *p, size_t 
 {
     size_t r = r0;
     const size_t ahead = LN_COLD(a) ? ln_prefetch_rows(p->n, 1, LN_PF_ROW_BYTES) : 0;
+#if defined LN_FWD_COLD_GROUP_COLS && defined LN_ELEM_F32
+    /* Cold rows above the vocabulary's bound run one at a time with the groups' K (the
+       same bits: a row's operations do not depend on R). See its definition. */
+    if (LN_COLD(a) && p->n > LN_FWD_COLD_GROUP_COLS && p->n <= fwd_small_cols(mode)) {
+        for (; r < r1; r++)
+            forward_group(a, p, r, r1, ahead, 1, LN_KSMALL, mode, 0);
+        return;
+    }
+#endif
     if (p->n <= fwd_small_cols(mode)) {
         const size_t ag = LN_COLD(a) ? ln_prefetch_rows(p->n, LN_RFWD, LN_PF_ROW_BYTES) : 0;
 #ifdef LN_GROUP_APPLY

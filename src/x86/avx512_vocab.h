@@ -15,6 +15,13 @@ typedef __mmask16 VM;
    rows (K = 8) at 768-2048 columns on Zen 4, and one row's call no slower (its reduction
    tree is shallower); AVX2, with half the lanes, gains less and loses on single rows. */
 #define LN_FWD_SMALL_COLS (128 * LN_W)
+/* Cold float calls (args.nt) group rows only up to 192 columns; longer rows up to the
+   bound above run one at a time with the groups' K, so with the same bits. Zen 4, 64 MiB
+   operands flushed before each call, paired calls, time grouped / single: 0.92x at 160
+   columns, 1.02x at 192, 1.13x at 256, 1.37x at 320, 1.68x at 512, 1.69-1.74x at 768,
+   1.48x at 1024, 1.22x at 1601, 1.18x at 2048; RMSNorm 1.25x at 256, 1.80x at 512.
+   bf16 rows lost (0.80x at 256, 0.86x at 768) and keep their groups. */
+#define LN_FWD_COLD_GROUP_COLS (12 * LN_W)
 /* Four-row groups apply column by column, sharing gamma's and beta's loads (kernels/
    ln_forward.h: apply_rows_t), two vectors a step: the rows' constants and four vectors
    of gamma and beta take 16 of the 32 registers (one vector a step ran 0.80-0.97x). The
