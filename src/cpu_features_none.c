@@ -7,4 +7,4 @@ unsigned ln_cpu_ext_mask(void) { return 0; }
 
 size_t ln_cpu_llc_bytes(void) { return 0; }
 
-int ln_cpu_hints_nta(void) { return 0; }
+unsigned ln_cpu_nt_hints(void) { return 0; }

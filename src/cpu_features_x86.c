@@ -92,8 +92,9 @@ size_t ln_cpu_llc_bytes(void)
 }
 
 /* AMD Zen (family 0x17 on, and Hygon's Zen): an L3 that is a victim cache of L2 and a
-   prefetchnta that fills L2 without that victim write (dispatch.c). */
-int ln_cpu_hints_nta(void)
+   prefetchnta that fills L2 without that victim write (dispatch.c). Zen 5 (family 0x1a
+   on): float rows up to 16 KiB hinted; the others keep 8 KiB (kernels/ln_common.h). */
+unsigned ln_cpu_nt_hints(void)
 {
     unsigned a, b, c, d;
     if (!__get_cpuid(0, &a, &b, &c, &d))
@@ -103,5 +104,5 @@ int ln_cpu_hints_nta(void)
     if (!amd || !__get_cpuid(1, &a, &b, &c, &d))
         return 0;
     const unsigned base = (a >> 8) & 0xf, family = base + (base == 0xf ? (a >> 20) & 0xff : 0);
-    return family >= 0x17;
+    return (family >= 0x17 ? LN_NT_PF_NTA : 0u) | (family >= 0x1a ? LN_NT_PF_LONG : 0u);
 }

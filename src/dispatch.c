@@ -221,12 +221,11 @@ static void init_once(void)
     const char *nt = getenv("LN_NT_BYTES");
     if (!nt || !parse_bytes(nt, &g_nt_bytes))
         g_nt_bytes = ln_nt_default_bytes();
+    unsigned hints = ln_cpu_nt_hints();
 #ifdef LN_FORCE_PF_NTA
-    const int nta = LN_FORCE_PF_NTA;
-#else
-    const int nta = ln_cpu_hints_nta();
+    hints = (hints & ~LN_NT_PF_NTA) | (LN_FORCE_PF_NTA ? LN_NT_PF_NTA : 0u);
 #endif
-    g_nt_mode = LN_NT_COLD | (nta ? LN_NT_PF_NTA : 0u);
+    g_nt_mode = LN_NT_COLD | hints;
     const ln_kernels *expected = NULL;
     atomic_compare_exchange_strong(&g_active, &expected, best_under(g_env_cap));
 }

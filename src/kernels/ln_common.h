@@ -287,17 +287,21 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
  * at 256-2048, and 2 or 4 groups ahead instead of 1 measured no better).
  */
 #define LN_PF_AHEAD 4096
-/* Float rows of up to 16 KiB are hinted, bf16 ones up to 8 KiB. Zen 5, cold forward
-   (prefetchnta), 64 MiB operands, calls alternating with the 8 KiB build, time after /
-   before: float 3072 columns 0.63-0.69x (AVX-512, two runs) and 0.69x (AVX2), 4096
-   0.74-0.85x (AVX-512, three runs; AVX2 0.84x); the unchanged 2048, 6144 and 8192
-   measured 0.998-1.001x. The bf16 rows a 16 KiB bound would newly hint (8192 columns)
-   ran 1.11-1.13x slower on AVX-512 in three runs (0.83x on AVX2), 6144 1.04x. Intel
-   (prefetcht1) and Arm are unmeasured with this bound. */
+/* Rows of up to 8 KiB are hinted; float rows up to 16 KiB where the CPU asks for it
+   (LN_NT_PF_LONG: Zen 5, cpu_features_x86.c). Cold forward (prefetchnta), 64 MiB
+   operands, calls alternating between the builds, time 16 KiB / 8 KiB:
+   - Zen 5: float 3072 columns 0.63-0.69x (AVX-512, two runs) and 0.69x (AVX2), 4096
+     0.74-0.85x (AVX-512, three runs; AVX2 0.84x); 2048, 6144 and 8192 0.998-1.001x.
+   - Zen 4: 1.14-1.20x at 3072 and 1.33x at 4096 (AVX-512, two runs), 1.11-1.13x and
+     1.24-1.27x (AVX2; one run of four at 3072 gave 0.90x, quartiles 0.86-0.99x); 2048
+     and 8192 0.99-1.01x.
+   The bf16 rows a 16 KiB bound would newly hint (8192 columns) ran 1.11-1.13x slower on
+   Zen 5, AVX-512, in three runs (0.83x on AVX2), 6144 1.04x. Intel (prefetcht1) and Arm
+   are unmeasured with the 16 KiB bound. */
 #ifdef LN_ELEM_F32
-#define LN_PF_ROW_BYTES 16384
+#define LN_PF_ROW_BYTES(a) (((a)->nt & LN_NT_PF_LONG) ? (size_t)16384 : (size_t)8192)
 #else
-#define LN_PF_ROW_BYTES 8192
+#define LN_PF_ROW_BYTES(a) ((size_t)8192)
 #endif
 static inline size_t ln_prefetch_rows(size_t n, unsigned R, size_t max_bytes)
 {

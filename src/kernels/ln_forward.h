@@ -945,7 +945,7 @@ LN_INLINE void forward_rows(const ln_body_fwd_args *a, const ln_plan *p, size_t 
                             unsigned mode)
 {
     size_t r = r0;
-    const size_t ahead = LN_COLD(a) ? ln_prefetch_rows(p->n, 1, LN_PF_ROW_BYTES) : 0;
+    const size_t ahead = LN_COLD(a) ? ln_prefetch_rows(p->n, 1, LN_PF_ROW_BYTES(a)) : 0;
 #if defined LN_FWD_COLD_GROUP_COLS && defined LN_ELEM_F32
     /* Cold rows above the vocabulary's bound run one at a time with the groups' K (the
        same bits: a row's operations do not depend on R). See its definition. */
@@ -956,7 +956,7 @@ LN_INLINE void forward_rows(const ln_body_fwd_args *a, const ln_plan *p, size_t 
     }
 #endif
     if (p->n <= fwd_small_cols(mode)) {
-        const size_t ag = LN_COLD(a) ? ln_prefetch_rows(p->n, LN_RFWD, LN_PF_ROW_BYTES) : 0;
+        const size_t ag = LN_COLD(a) ? ln_prefetch_rows(p->n, LN_RFWD, LN_PF_ROW_BYTES(a)) : 0;
 #ifdef LN_GROUP_APPLY
         /* Fewer rows than a group (one-row calls) leave forward_grouped nothing to do. */
         if (r1 - r0 >= LN_RFWD && fwd_grouped(a, p, mode))
