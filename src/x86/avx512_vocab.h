@@ -17,9 +17,10 @@ typedef __mmask16 VM;
 #define LN_FWD_SMALL_COLS (128 * LN_W)
 /* Cold float calls (args.nt) group rows only up to 192 columns; longer rows up to the
    bound above run one at a time with the groups' K, so with the same bits. Zen 4, 64 MiB
-   operands flushed before each call, paired calls, time grouped / single: 0.92x at 160
-   columns, 1.02x at 192, 1.13x at 256, 1.37x at 320, 1.68x at 512, 1.69-1.74x at 768,
-   1.48x at 1024, 1.22x at 1601, 1.18x at 2048; RMSNorm 1.25x at 256, 1.80x at 512.
+   operands flushed before each call, paired calls, time grouped / single (a range: two or three
+   runs): 0.92x at 160 columns, 1.02x at 192, 1.12-1.13x at 256, 1.37x at 320, 1.66-1.68x
+   at 512, 1.67-1.74x at 768, 1.48-1.77x at 1024, 1.19-1.22x at 1601, 1.14-1.18x at 2048;
+   RMSNorm 1.25x at 256, 1.80x at 512.
    bf16 rows lost (0.80x at 256, 0.86x at 768) and keep their groups. */
 #define LN_FWD_COLD_GROUP_COLS (12 * LN_W)
 /* Four-row groups apply column by column, sharing gamma's and beta's loads (kernels/
