@@ -707,8 +707,11 @@ LN_INLINE int bwd_join(const ln_body_bwd_args *a)
    nothing, so single rows serve most cols; R never changes a row's bits. Rows up to
    LN_BWD_STREAM_R4_COLS, which one at a time wait on their reductions more than on
    memory, keep the groups of four: paired, 8 and 32 MiB per operand (Zen 4, AVX-512),
-   0.74x / 0.68x the time at 64 columns, 0.77x / 0.91x at 128, but 1.07-1.12x at 256. */
+   0.74x / 0.68x the time at 64 columns, 0.77x / 0.91x at 128, but 1.07-1.12x at 256.
+   A vocabulary may bound them lower (AVX-512: its vocabulary says why). */
+#ifndef LN_BWD_STREAM_R4_COLS
 #define LN_BWD_STREAM_R4_COLS 128
+#endif
 static __attribute__((noinline)) void bwd_rows_stream(const ln_body_bwd_args *a,
                                                       const ln_plan *p, size_t r0, size_t r1,
                                                       float *dg, float *db)

@@ -23,6 +23,12 @@ typedef __mmask16 VM;
    RMSNorm 1.25x at 256, 1.80x at 512.
    bf16 rows lost (0.80x at 256, 0.86x at 768) and keep their groups. */
 #define LN_FWD_COLD_GROUP_COLS (12 * LN_W)
+/* The streamed backward (kernels/ln_backward.h) keeps its four-row groups up to 64
+   columns, not 128: on Zen 4 (2026-12-06; 8, 32 and 64 MiB per operand flushed before each
+   call, paired calls, time groups / single rows) 1.46-1.61x at 128 columns in six runs,
+   1.13-1.16x at 96 and 112, 0.98x at 80, 0.83-1.03x at 64. AVX2's groups did not lose
+   at 128 (0.92x, 0.99x), so only this vocabulary moves the bound. */
+#define LN_BWD_STREAM_R4_COLS (4 * LN_W)
 /* Four-row groups apply column by column, sharing gamma's and beta's loads (kernels/
    ln_forward.h: apply_rows_t), two vectors a step: the rows' constants and four vectors
    of gamma and beta take 16 of the 32 registers (one vector a step ran 0.80-0.97x). The
