@@ -656,15 +656,25 @@ LN_BWD_ROWS_FN(bwd_rows_cold_rms_acc, 1, 1, 1, 1, 0)
 #elif !defined LN_BWD_STREAM
 LN_BWD_ROWS_FN(bwd_rows_cold, 1, 0, 0, 1, 0) /* bf16 rows have no flags */
 #else
-/* Streamed bf16 dx keeps the cold copy's groups of rows: a cold call of bf16 rows is not
-   yet at memory speed with single rows (AVX-512, 16 Mi elements: 0.86x at 64 columns, 0.99x
-   at 1601 against the prefetched stores, where groups ran 0.99x and 1.01x); groups whose
-   rows are not at one offset in a line store dx normally, prefetched. */
+/* Streamed bf16 dx keeps the cold copy's groups of rows outside 192-1024 columns: a cold
+   call of bf16 rows is not yet at memory speed with single rows there (AVX-512, 16 Mi
+   elements: 0.86x at 64 columns, 0.99x at 1601 against the prefetched stores, where groups
+   ran 0.99x and 1.01x; Zen 4, 64 MiB of x flushed before each call, paired calls, time
+   groups / single rows: 0.93-0.97x at 128, 0.98x at 160, 0.89x at 1601, 0.83x at 4096,
+   0.81x at 16384). Inside, the groups cost more than they hide (same pairs: 1.20x at 192,
+   1.17-1.20x at 256, 1.40x at 512, 1.13-1.21x at 768, 1.08-1.11x at 1024; 1280 and 2048
+   0.94x and 1.08x, left to the groups). Groups whose rows are not at one offset in a line
+   store dx normally, prefetched. R never changes a row's bits. */
+#define LN_BWD_BF16_R1_MIN 192
+#define LN_BWD_BF16_R1_MAX 1024
 static __attribute__((noinline)) void bwd_rows_cold_stream(const ln_body_bwd_args *a,
                                                            const ln_plan *p, size_t r0,
                                                            size_t r1, float *dg, float *db)
 {
-    backward_rows(a, p, r0, r1, dg, db, 1, 0, 0, 1, 0, 1);
+    if (p->n >= LN_BWD_BF16_R1_MIN && p->n <= LN_BWD_BF16_R1_MAX)
+        backward_groups(a, p, 1.0 / (double)p->n, r0, r0, r1, 1, dg, db, 1, 0, 0, 1, 1, 0);
+    else
+        backward_rows(a, p, r0, r1, dg, db, 1, 0, 0, 1, 0, 1);
 }
 #endif
 #if defined LN_JOIN && defined LN_ELEM_F32
