@@ -617,12 +617,24 @@ LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, do
    frozen gamma, no dx) take single rows: one copy of the loops instead of three, for
    calls that are rare in training. */
 #define LN_BWD_R2_COLS 32768
+/* Cold float ACCUMULATE (acc with hints) runs single rows at 65-512 columns: its groups
+   and pairs lost there on Zen 4 (64 MiB per operand flushed before each call, paired
+   calls, time groups / single rows): AVX-512 1.26x at 96 columns, 1.68-1.72x at 128,
+   1.56x at 192, 1.75-1.77x at 256, 1.28x at 384, 1.37-1.49x at 512; AVX2 1.12x at 128,
+   1.59x at 256, 1.26x at 512. They held at 64 (0.94x) and from 640 (1.01x at 640, 1.03x
+   at 768, 0.88x at 2048). RMSNorm's accumulating rows take the same loop, unmeasured. */
+#define LN_BWD_ACC_R1_MIN 65
+#define LN_BWD_ACC_R1_MAX 512
 LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
                              float *dg, float *db, int full, int rms, int acc, int hints,
                              int join, int stream)
 {
     const double inv_n = 1.0 / (double)p->n;
     size_t r = r0;
+    if (acc && hints && p->n >= LN_BWD_ACC_R1_MIN && p->n <= LN_BWD_ACC_R1_MAX) {
+        backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, stream, hints, join);
+        return;
+    }
     if (full && p->n <= LN_SMALL_COLS)
         r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, acc, stream, hints, join);
     /* Pairs, and after the four-row groups the last rows' pair (R never changes a row's
