@@ -25,7 +25,7 @@ typedef __mmask16 VM;
 #define LN_FWD_COLD_GROUP_COLS (12 * LN_W)
 /* The streamed backward (kernels/ln_backward.h) keeps its four-row groups up to 64
    columns, not 128: on Zen 4 (2026-12-06; 8, 32 and 64 MiB per operand flushed before each
-   call, paired calls, time groups / single rows) 1.46-1.61x at 128 columns in six runs,
+   call, paired calls, time groups / single rows) 1.46-1.61x at 128 columns in five runs,
    1.13-1.16x at 96 and 112, 0.98x at 80, 0.83-1.03x at 64. AVX2's groups did not lose
    at 128 (0.92x, 0.99x), so only this vocabulary moves the bound. */
 #define LN_BWD_STREAM_R4_COLS (4 * LN_W)
