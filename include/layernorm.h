@@ -283,7 +283,7 @@ LN_API int ln_backward_bf16(const uint16_t *dy, const uint16_t *x,
  * and 1 + erf lose every digit for x < -4), with the special functions' arguments formed
  * in float-float, so GELU's steep fall for x < 0 does not amplify their rounding
  * (docs/gelu.md). Accuracy against the exact function, every ISA: within 4 float ulp
- * wherever |f| >= 2^-100 (measured: 2.9 ulp tanh form, 2.9 erf form), and below to the
+ * wherever |f| >= 2^-100 (measured: 2.7 ulp tanh form, 2.9 erf form), and below to the
  * same relative bound plus 2^-149 where the result is subnormal. The derivative is
  * within 3 ulp for x >= -1 away from its zero at x = -0.75 (|x + 0.75| > 0.25; measured
  * 2.5 tanh form, 2.7 erf form), within 4 ulp plus a few ulps of its terms' size nearer

@@ -38,7 +38,6 @@ static inline V v_select_ge0(V h, V a, V b) { return svsel_f32(svcmpge_n_f32(PT,
 static inline V v_abs(V a) { return svabs_f32_x(PT, a); }
 static inline V v_shl23(V k) { return svreinterpret_f32_u32(svlsl_n_u32_x(PT, u(k), 23)); }
 static inline V v_quot(V a, V b) { return svdiv_f32_x(PT, a, b); }
-static inline V v_recip(V b) { return svdiv_f32_x(PT, svdup_n_f32(1.0f), b); }
 static inline V v_rcp_approx(V b) { return svrecpe_f32(b); } /* FRECPE: 8 bits */
 
 #include "kernels/gelu_body.h"

@@ -116,7 +116,6 @@ static inline V v_shl23(V k)
     return vreinterpretq_f32_u32(vshlq_n_u32(vreinterpretq_u32_f32(k), 23));
 }
 static inline V v_quot(V a, V b) { return vdivq_f32(a, b); }
-static inline V v_recip(V b) { return vdivq_f32(vdupq_n_f32(1.0f), b); }
 static inline V v_rcp_approx(V b) { return vrecpeq_f32(b); } /* FRECPE: 8 bits */
 
 #endif /* LN_ARM_NEON_VOCAB_H */

@@ -85,7 +85,6 @@ static inline V v_shl23(V k)
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(k), 23));
 }
 static inline V v_quot(V a, V b) { return _mm256_div_ps(a, b); }
-static inline V v_recip(V b) { return _mm256_div_ps(_mm256_set1_ps(1.0f), b); }
 static inline V v_rcp_approx(V b) { return _mm256_rcp_ps(b); }
 static inline V v_fms(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }
 static inline V v_max(V a, V b) { return _mm256_max_ps(a, b); }
