@@ -193,7 +193,8 @@ LN_EMU __m512 _mm512_range_ps(__m512 a, __m512 b, int imm)
 
 /* rcp14: the hardware's table value is not specified, only |error| < 2^-14 relative;
    1/x with its low 9 mantissa bits cleared (a truncation error below 2^-14) stays
-   inside that, so a kernel's Newton step is exercised with an error of that size.
+   inside that, so erfcx's remainder correction (kernels/gelu_math.h), which multiplies
+   by it, is exercised with an error of that size.
    0, Inf and NaN keep their exact results (Inf, 0, NaN). */
 LN_EMU __m512 _mm512_rcp14_ps(__m512 a)
 {
