@@ -30,8 +30,6 @@ LN_INLINE V vset(double c) { return v_set1((float)c); }
 
 #include "gelu_math.h"
 
-LN_INLINE V v_recip(V b) { return v_quot(v_set1(1.0f), b); }
-
 /* max(-20, x) then, for the derivative, min(20, .): this operand order passes NaN on. */
 LN_INLINE V clamp_lo(V x) { return v_max(v_set1(-LN_GELU_CLAMP), x); }
 LN_INLINE V clamp(V x) { return v_min(v_set1(LN_GELU_CLAMP), clamp_lo(x)); }
@@ -84,7 +82,7 @@ LN_INLINE V gelu_tanh_grad(V x)
 {
     const V xa = clamp(x);
     V es, x2;
-    const V r = v_recip(tanh_parts(xa, &es, &x2)), er = v_mul(es, r);
+    const V r = v_quot(v_set1(1.0f), tanh_parts(xa, &es, &x2)), er = v_mul(es, r);
     const V xdw = v_mul(xa, v_fma(vset(3.0 * LN_GELU_2CK), x2, vset(LN_GELU_2C)));
     const V err = v_mul(er, r), erl = v_fms(es, r, er);
     const V w = v_fma(xdw, err, v_select_ge0(xa, v_mul(r, v_set1(LN_EXP_SCALE)), erl));
