@@ -38,8 +38,14 @@ LN_INLINE V clamp(V x) { return v_min(v_set1(LN_GELU_CLAMP), clamp_lo(x)); }
    v(xn) = -|v| in float-float (exact products by fma, one two-sum), e = exp(A v(xn)) =
    exp(-|w|) <= 1 as E = e 2^64 (gelu_math.h); 1 + e is returned; sigmoid = 1 / (1 + e)
    for x >= 0 and e / (1 + e) below, and sigmoid (1 - sigmoid) = e / (1 + e)^2: *es gets
-   E, *x2 x^2 rounded (the backward's w'). */
-LN_INLINE V tanh_parts(V x, V *es, V *x2)
+   E, *x2 x^2 rounded (the backward's w'). iadd: E's powers of two by integer adds
+   (exp_av), and 1 + e from e = E 2^-64 likewise, no multiply: exact where e is normal;
+   where it is not (n < -126) the exponent field wraps below zero into the sign bit, a
+   negative lane as an integer, which v_imax0 makes +0, and 1 + e is then 1, as the fma
+   rounds it for any e < 2^-25. The same bits either way. */
+#define LN_EXP_BITS_M64 (-0x1p65f) /* its bits: -64 << 23 */
+#define LN_EXP_BITS_P64 0x1p-63f   /* its bits: 64 << 23 */
+LN_INLINE V tanh_parts(V x, V *es, V *x2, int iadd)
 {
     const V kh = vset(LN_GELU_HI(LN_GELU_K)), kl = vset(LN_GELU_LO(LN_GELU_K));
     const V xn = v_or(x, v_set1(-0.0f));
@@ -50,7 +56,11 @@ LN_INLINE V tanh_parts(V x, V *es, V *x2)
     const V t3l = v_fma(kh, x3l, v_fma(kl, x3h, v_fms(kh, x3h, t3h)));
     const V vh = v_add(xn, t3h), bv = v_sub(vh, xn);
     const V vl = v_add(v_add(v_sub(xn, v_sub(vh, bv)), v_sub(t3h, bv)), t3l);
-    *es = exp_av(vh, vl);
+    *es = exp_av(vh, vl, iadd);
+#ifdef LN_GELU_EXP_IADD
+    if (iadd)
+        return v_add(v_set1(1.0f), v_imax0(v_iadd(*es, v_set1(LN_EXP_BITS_M64))));
+#endif
     return v_fma(*es, v_set1(LN_EXP_UNSCALE), v_set1(1.0f));
 }
 
@@ -59,12 +69,14 @@ LN_INLINE V tanh_parts(V x, V *es, V *x2)
    1 / (1 + e) and multiplying. AVX-512, Zen 4, hot, time reciprocal-then-products / this:
    1.10-1.12x (1.06x of it the divide itself, avx512_vocab.h); AVX2, which divided
    already, 0.98-1.00x. The argument uses x clamped to [-20, 20] (no Inf - Inf in the
-   float-float parts). */
+   float-float parts). Its scalings stay multiplies: with tanh_parts' integer adds the
+   AVX-512 loop ran 0.88x (exp_av's alone 0.93x; Zen 4, hot, time multiplies / adds),
+   where the backward's gained. */
 LN_INLINE V gelu_tanh(V x)
 {
     const V xa = clamp(x), xc = clamp_lo(x), one = v_set1(1.0f);
     V es, x2;
-    const V den = tanh_parts(xa, &es, &x2);
+    const V den = tanh_parts(xa, &es, &x2, 0);
     const V q = v_quot(v_mul(xc, v_select_ge0(xa, one, es)), den);
     return v_mul(q, v_select_ge0(xa, one, v_set1(LN_EXP_UNSCALE)));
 }
@@ -77,15 +89,26 @@ LN_INLINE V gelu_tanh(V x)
    an ulp (8.3 measured there against the 11 bound); keeping the plain fma there by a
    select measured 4 instructions more per vector, on a loop that is compute-bound. Both
    sides share one fma, its addend (r 2^64, or the low part) chosen first: the loop is
-   bound by the multiply-add pipes, and selects run beside them. */
+   bound by the multiply-add pipes, and selects run beside them. Where the vocabulary has
+   integer adds (LN_GELU_EXP_IADD) the exact powers of two are taken by them (r 2^64,
+   r being in [1/2, 1]; tanh_parts): three multiplies fewer a vector, the same bits.
+   AVX-512, Zen 4, hot, 64 Ki floats, time multiplies / adds: 1.12-1.15x (the two in
+   exp_av and on r alone 1.05-1.07x); AVX2 0.985-0.996x, so it keeps the multiplies. */
 LN_INLINE V gelu_tanh_grad(V x)
 {
     const V xa = clamp(x);
     V es, x2;
-    const V r = v_quot(v_set1(1.0f), tanh_parts(xa, &es, &x2)), er = v_mul(es, r);
+#ifdef LN_GELU_EXP_IADD
+    const V r = v_quot(v_set1(1.0f), tanh_parts(xa, &es, &x2, 1));
+    const V r64 = v_iadd(r, v_set1(LN_EXP_BITS_P64));
+#else
+    const V r = v_quot(v_set1(1.0f), tanh_parts(xa, &es, &x2, 0));
+    const V r64 = v_mul(r, v_set1(LN_EXP_SCALE));
+#endif
+    const V er = v_mul(es, r);
     const V xdw = v_mul(xa, v_fma(vset(3.0 * LN_GELU_2CK), x2, vset(LN_GELU_2C)));
     const V err = v_mul(er, r), erl = v_fms(es, r, er);
-    const V w = v_fma(xdw, err, v_select_ge0(xa, v_mul(r, v_set1(LN_EXP_SCALE)), erl));
+    const V w = v_fma(xdw, err, v_select_ge0(xa, r64, erl));
     return v_mul(v_select_ge0(xa, w, v_add(er, w)), v_set1(LN_EXP_UNSCALE));
 }
 

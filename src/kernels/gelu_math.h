@@ -89,22 +89,37 @@ LN_INLINE V exp_scaled(V a, V *lo, V *scale)
    price of one multiply on the busiest pipes. vh is clamped at
    LN_EXP_MIN / A as exp_scaled clamps a. exp's low part is dropped: e's one rounding is
    what hi + lo would round to anyway, and no lower-order term remains to fold it into.
+   The factor 2^(n+64): a multiply by the float whose bits are k's shifted (k's low bits
+   the biased exponent n + 191), or with iadd (vocabularies with LN_GELU_EXP_IADD) an
+   integer add of n + 64 to the polynomial's exponent field (the low bits then hold
+   n + 64, in two's complement when negative): the same bits, p 2^(n+64) being normal (p
+   within [0.7, 1.42], n + 64 >= -109 for vh >= LN_EXPV_VMIN); the add runs beside the
+   multiply-add pipes, which bound the loops (kernels/gelu_body.h says where it is used).
    Constants: tools/fit_gelu.py. */
 #define LN_EXPV_A_LN2 0x1.26aec2p+1f /* A / ln2 */
 #define LN_EXPV_MH 0x1.bcc8p-2f      /* ln2 / A to 14 bits */
 #define LN_EXPV_AML 0x1.dc1p-17f     /* A (ln2 / A - Mh) = ln2 - A Mh */
 #define LN_EXPV_VMIN (-75.0f)        /* > LN_EXP_MIN / A = -75.199 */
-LN_INLINE V exp_av(V vh, V vl)
+#define LN_EXPV_SHIFTER_IADD (0x1.8p23f + 64.0f)
+LN_INLINE V exp_av(V vh, V vl, int iadd)
 {
     V lo;
-    const V shifter = v_set1(LN_EXP_SHIFTER);
+#ifndef LN_GELU_EXP_IADD
+    iadd = 0;
+#endif
+    const V shifter = v_set1(iadd ? LN_EXPV_SHIFTER_IADD : LN_EXP_SHIFTER);
     const V ah = vset(LN_GELU_HI(LN_GELU_2C));
     vh = v_max(v_set1(LN_EXPV_VMIN), vh);
     const V k = v_fma(vh, v_set1(LN_EXPV_A_LN2), shifter);
     const V n = v_sub(k, shifter);
     const V u = v_fnma(n, v_set1(LN_EXPV_MH), vh);
     const V c = v_fnma(n, v_set1(LN_EXPV_AML), v_mul(ah, vl));
-    return v_mul(exp_poly(v_fma(ah, u, c), &lo), v_shl23(k));
+    const V p = exp_poly(v_fma(ah, u, c), &lo);
+#ifdef LN_GELU_EXP_IADD
+    if (iadd)
+        return v_iadd(p, v_shl23(k));
+#endif
+    return v_mul(p, v_shl23(k));
 }
 
 /* erfcx(a / sqrt 2) (a >= 0) as r + *rlo, given sqrt(pi/2) a as tp + tpl (its rounding

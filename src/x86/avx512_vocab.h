@@ -117,6 +117,19 @@ static inline V v_shl23(V k)
 {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(k), 23));
 }
+/* Integer operations on the lanes' bits, for GELU's exact powers of two (the tanh
+   backward; kernels/gelu_body.h): they leave the multiply-add pipes to the polynomials.
+   v_imax0: max(a, +0) with the bits compared as signed integers, so every lane with its
+   sign bit set becomes +0. */
+#define LN_GELU_EXP_IADD 1
+static inline V v_iadd(V a, V b)
+{
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
+static inline V v_imax0(V a)
+{
+    return _mm512_castsi512_ps(_mm512_max_epi32(_mm512_castps_si512(a), _mm512_setzero_si512()));
+}
 /* The divider, not rcp14 and a Newton step (three operations on the multiply-add pipes,
    which bound the GELU loops): one divide per vector leaves it idle most of the time.
    Zen 4, hot, tanh forward, time rcp14 / divide: 1.06x; with the forward's quotient form

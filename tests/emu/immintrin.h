@@ -349,6 +349,13 @@ LN_EMU __m512i _mm512_add_epi32(__m512i a, __m512i b)
     LN_EMU_LANES a.w[i] += b.w[i];
     return a;
 }
+LN_EMU __m512i _mm512_setzero_si512(void) { return _mm512_set1_epi32(0); }
+/* Signed. */
+LN_EMU __m512i _mm512_max_epi32(__m512i a, __m512i b)
+{
+    LN_EMU_LANES a.w[i] = (int32_t)a.w[i] > (int32_t)b.w[i] ? a.w[i] : b.w[i];
+    return a;
+}
 LN_EMU __m512i _mm512_and_si512(__m512i a, __m512i b)
 {
     LN_EMU_LANES a.w[i] &= b.w[i];
