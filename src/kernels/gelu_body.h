@@ -43,6 +43,11 @@ LN_INLINE V clamp(V x) { return v_min(v_set1(LN_GELU_CLAMP), clamp_lo(x)); }
    where it is not (n < -126) the exponent field wraps below zero into the sign bit, a
    negative lane as an integer, which v_imax0 makes +0, and 1 + e is then 1, as the fma
    rounds it for any e < 2^-25. The same bits either way. */
+#ifdef LN_GELU_EXP_IADD
+#define LN_GELU_IADD 1
+#else
+#define LN_GELU_IADD 0
+#endif
 #define LN_EXP_BITS_M64 (-0x1p65f) /* its bits: -64 << 23 */
 #define LN_EXP_BITS_P64 0x1p-63f   /* its bits: 64 << 23 */
 LN_INLINE V tanh_parts(V x, V *es, V *x2, int iadd)
@@ -98,11 +103,10 @@ LN_INLINE V gelu_tanh_grad(V x)
 {
     const V xa = clamp(x);
     V es, x2;
+    const V r = v_quot(v_set1(1.0f), tanh_parts(xa, &es, &x2, LN_GELU_IADD));
 #ifdef LN_GELU_EXP_IADD
-    const V r = v_quot(v_set1(1.0f), tanh_parts(xa, &es, &x2, 1));
     const V r64 = v_iadd(r, v_set1(LN_EXP_BITS_P64));
 #else
-    const V r = v_quot(v_set1(1.0f), tanh_parts(xa, &es, &x2, 0));
     const V r64 = v_mul(r, v_set1(LN_EXP_SCALE));
 #endif
     const V er = v_mul(es, r);

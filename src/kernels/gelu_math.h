@@ -90,7 +90,8 @@ LN_INLINE V exp_scaled(V a, V *lo, V *scale)
    LN_EXP_MIN / A as exp_scaled clamps a. exp's low part is dropped: e's one rounding is
    what hi + lo would round to anyway, and no lower-order term remains to fold it into.
    The factor 2^(n+64): a multiply by the float whose bits are k's shifted (k's low bits
-   the biased exponent n + 191), or with iadd (vocabularies with LN_GELU_EXP_IADD) an
+   the biased exponent n + 191), or with iadd (set only where the vocabulary has
+   LN_GELU_EXP_IADD: gelu_body.h's LN_GELU_IADD) an
    integer add of n + 64 to the polynomial's exponent field (the low bits then hold
    n + 64, in two's complement when negative): the same bits, p 2^(n+64) being normal (p
    within [0.7, 1.42], n + 64 >= -109 for vh >= LN_EXPV_VMIN); the add runs beside the
@@ -104,9 +105,6 @@ LN_INLINE V exp_scaled(V a, V *lo, V *scale)
 LN_INLINE V exp_av(V vh, V vl, int iadd)
 {
     V lo;
-#ifndef LN_GELU_EXP_IADD
-    iadd = 0;
-#endif
     const V shifter = v_set1(iadd ? LN_EXPV_SHIFTER_IADD : LN_EXP_SHIFTER);
     const V ah = vset(LN_GELU_HI(LN_GELU_2C));
     vh = v_max(v_set1(LN_EXPV_VMIN), vh);
