@@ -617,21 +617,48 @@ LN_INLINE size_t backward_groups(const ln_body_bwd_args *a, const ln_plan *p, do
    frozen gamma, no dx) take single rows: one copy of the loops instead of three, for
    calls that are rare in training. */
 #define LN_BWD_R2_COLS 32768
-/* Cold float ACCUMULATE (acc with hints) runs single rows at 65-512 columns: its groups
-   and pairs lost there on Zen 4 (64 MiB per operand flushed before each call, paired
-   calls, time groups / single rows): AVX-512 1.26x at 96 columns, 1.68-1.72x at 128,
-   1.56x at 192, 1.75-1.77x at 256, 1.28x at 384, 1.37-1.49x at 512; AVX2 1.12x at 128,
-   1.59x at 256, 1.26x at 512. They held at 64 (0.94x) and from 640 (1.01x at 640, 1.03x
-   at 768, 0.88x at 2048). RMSNorm's accumulating rows take the same loop, unmeasured. */
+/*
+ * Where a cold call (hints) runs its rows one at a time: in these windows of cols its
+ * groups and pairs cost more than they hide. R never changes a row's bits. Measured on
+ * Zen 4, 64 MiB per operand flushed before each call, paired calls, time groups / single
+ * rows:
+ * - float ACCUMULATE (acc), 65-512 columns: AVX-512 1.26x at 96 columns, 1.68-1.72x at
+ *   128, 1.56x at 192, 1.75-1.77x at 256, 1.28x at 384, 1.37-1.49x at 512; AVX2 1.12x at
+ *   128, 1.59x at 256, 1.26x at 512. They held at 64 (0.94x) and from 640 (1.01x at 640,
+ *   1.03x at 768, 0.88x at 2048). RMSNorm's accumulating rows take the same rule,
+ *   unmeasured.
+ * - bf16 rows whose dx streams (stream: AVX-512), 192-1024 columns: 1.20x at 192,
+ *   1.17-1.20x at 256, 1.40x at 512, 1.13-1.21x at 768, 1.08-1.11x at 1024 (1280 and 2048
+ *   0.94x and 1.08x, left to the groups). Outside, such a call is not yet at memory speed
+ *   with single rows (16 Mi elements: 0.86x at 64 columns, 0.99x at 1601 against the
+ *   prefetched stores, where groups ran 0.99x and 1.01x; 0.93-0.97x at 128, 0.98x at 160,
+ *   0.89x at 1601, 0.83x at 4096, 0.81x at 16384). Groups whose rows are not at one offset
+ *   in a line store dx normally, prefetched.
+ * Float rows whose dx streams take bwd_rows_stream's rule instead.
+ */
 #define LN_BWD_ACC_R1_MIN 65
 #define LN_BWD_ACC_R1_MAX 512
+#define LN_BWD_BF16_R1_MIN 192
+#define LN_BWD_BF16_R1_MAX 1024
+LN_INLINE int bwd_cold_single(size_t n, int acc, int stream)
+{
+    if (acc) /* dx is read back: it never streams */
+        return n >= LN_BWD_ACC_R1_MIN && n <= LN_BWD_ACC_R1_MAX;
+#if !defined LN_ELEM_F32 && defined LN_BWD_STREAM
+    if (stream)
+        return n >= LN_BWD_BF16_R1_MIN && n <= LN_BWD_BF16_R1_MAX;
+#endif
+    (void)stream;
+    return 0;
+}
+
 LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t r0, size_t r1,
                              float *dg, float *db, int full, int rms, int acc, int hints,
                              int join, int stream)
 {
     const double inv_n = 1.0 / (double)p->n;
     size_t r = r0;
-    if (acc && hints && p->n >= LN_BWD_ACC_R1_MIN && p->n <= LN_BWD_ACC_R1_MAX) {
+    if (hints && bwd_cold_single(p->n, acc, stream)) {
         backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, acc, stream, hints, join);
         return;
     }
@@ -650,50 +677,31 @@ LN_INLINE void backward_rows(const ln_body_bwd_args *a, const ln_plan *p, size_t
    hints' loops cost 1-4 % at 64-512 columns even untaken. Rows whose dx is off its
    alignment get copies with joined dx stores (bwd_apply_joined): compiled into the
    aligned copies, even untaken, it cost 768 columns 1-4 % (hot, AVX-512). */
-#define LN_BWD_ROWS_FN(name, full, rms, acc, hints, join)                                     \
+#define LN_BWD_ROWS_FN(name, full, rms, acc, hints, join, stream)                             \
     static __attribute__((noinline)) void name(const ln_body_bwd_args *a, const ln_plan *p,   \
                                                size_t r0, size_t r1, float *dg, float *db)    \
     {                                                                                         \
-        backward_rows(a, p, r0, r1, dg, db, full, rms, acc, hints, join, 0);                  \
+        backward_rows(a, p, r0, r1, dg, db, full, rms, acc, hints, join, stream);             \
     }
-LN_BWD_ROWS_FN(bwd_rows_full, 1, 0, 0, 0, 0)
-LN_BWD_ROWS_FN(bwd_rows_full_rms, 1, 1, 0, 0, 0)
-LN_BWD_ROWS_FN(bwd_rows_full_acc, 1, 0, 1, 0, 0)
-LN_BWD_ROWS_FN(bwd_rows_full_rms_acc, 1, 1, 1, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full, 1, 0, 0, 0, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_rms, 1, 1, 0, 0, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_acc, 1, 0, 1, 0, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_rms_acc, 1, 1, 1, 0, 0, 0)
 LN_BWD_ROWS_FN(bwd_rows_any, 0, (a->flags & LN_FLAG_RMS_NORM) != 0,
-               (a->dx && (a->flags & LN_FLAG_ACCUMULATE)), 0, 0)
+               (a->dx && (a->flags & LN_FLAG_ACCUMULATE)), 0, 0, 0)
 #ifdef LN_ELEM_F32
-LN_BWD_ROWS_FN(bwd_rows_cold_acc, 1, 0, 1, 1, 0)
-LN_BWD_ROWS_FN(bwd_rows_cold_rms_acc, 1, 1, 1, 1, 0)
+LN_BWD_ROWS_FN(bwd_rows_cold_acc, 1, 0, 1, 1, 0, 0)
+LN_BWD_ROWS_FN(bwd_rows_cold_rms_acc, 1, 1, 1, 1, 0, 0)
 #elif !defined LN_BWD_STREAM
-LN_BWD_ROWS_FN(bwd_rows_cold, 1, 0, 0, 1, 0) /* bf16 rows have no flags */
+LN_BWD_ROWS_FN(bwd_rows_cold, 1, 0, 0, 1, 0, 0) /* bf16 rows have no flags */
 #else
-/* Streamed bf16 dx keeps the cold copy's groups of rows outside 192-1024 columns: a cold
-   call of bf16 rows is not yet at memory speed with single rows there (AVX-512, 16 Mi
-   elements: 0.86x at 64 columns, 0.99x at 1601 against the prefetched stores, where groups
-   ran 0.99x and 1.01x; Zen 4, 64 MiB of x flushed before each call, paired calls, time
-   groups / single rows: 0.93-0.97x at 128, 0.98x at 160, 0.89x at 1601, 0.83x at 4096,
-   0.81x at 16384). Inside, the groups cost more than they hide (same pairs: 1.20x at 192,
-   1.17-1.20x at 256, 1.40x at 512, 1.13-1.21x at 768, 1.08-1.11x at 1024; 1280 and 2048
-   0.94x and 1.08x, left to the groups). Groups whose rows are not at one offset in a line
-   store dx normally, prefetched. R never changes a row's bits. */
-#define LN_BWD_BF16_R1_MIN 192
-#define LN_BWD_BF16_R1_MAX 1024
-static __attribute__((noinline)) void bwd_rows_cold_stream(const ln_body_bwd_args *a,
-                                                           const ln_plan *p, size_t r0,
-                                                           size_t r1, float *dg, float *db)
-{
-    if (p->n >= LN_BWD_BF16_R1_MIN && p->n <= LN_BWD_BF16_R1_MAX)
-        backward_groups(a, p, 1.0 / (double)p->n, r0, r0, r1, 1, dg, db, 1, 0, 0, 1, 1, 0);
-    else
-        backward_rows(a, p, r0, r1, dg, db, 1, 0, 0, 1, 0, 1);
-}
+LN_BWD_ROWS_FN(bwd_rows_cold_stream, 1, 0, 0, 1, 0, 1) /* bf16 rows have no flags */
 #endif
 #if defined LN_JOIN && defined LN_ELEM_F32
-LN_BWD_ROWS_FN(bwd_rows_full_join, 1, 0, 0, 0, 1)
-LN_BWD_ROWS_FN(bwd_rows_full_rms_join, 1, 1, 0, 0, 1)
-LN_BWD_ROWS_FN(bwd_rows_full_acc_join, 1, 0, 1, 0, 1)
-LN_BWD_ROWS_FN(bwd_rows_full_rms_acc_join, 1, 1, 1, 0, 1)
+LN_BWD_ROWS_FN(bwd_rows_full_join, 1, 0, 0, 0, 1, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_rms_join, 1, 1, 0, 0, 1, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_acc_join, 1, 0, 1, 0, 1, 0)
+LN_BWD_ROWS_FN(bwd_rows_full_rms_acc_join, 1, 1, 1, 0, 1, 0)
 #endif
 
 /* Whether some row of dx is off its alignment (dx itself, or a stride off the vector) in
