@@ -75,8 +75,8 @@ LN_INLINE V tanh_parts(V x, V *es, V *x2, int iadd)
    1.10-1.12x (1.06x of it the divide itself, avx512_vocab.h); AVX2, which divided
    already, 0.98-1.00x. The argument uses x clamped to [-20, 20] (no Inf - Inf in the
    float-float parts). Its scalings stay multiplies: with tanh_parts' integer adds the
-   AVX-512 loop ran 0.88x (exp_av's alone 0.93x; Zen 4, hot, time multiplies / adds),
-   where the backward's gained. */
+   AVX-512 loop ran 0.88x (exp_av's alone 0.93x; Zen 4, hot, time multiplies / adds;
+   Zen 5 0.89x), where the backward's gained. */
 LN_INLINE V gelu_tanh(V x)
 {
     const V xa = clamp(x), xc = clamp_lo(x), one = v_set1(1.0f);
@@ -98,7 +98,8 @@ LN_INLINE V gelu_tanh(V x)
    integer adds (LN_GELU_EXP_IADD) the exact powers of two are taken by them (r 2^64,
    r being in [1/2, 1]; tanh_parts): three multiplies fewer a vector, the same bits.
    AVX-512, Zen 4, hot, 64 Ki floats, time multiplies / adds: 1.12-1.15x (the two in
-   exp_av and on r alone 1.05-1.07x); AVX2 0.985-0.996x, so it keeps the multiplies. */
+   exp_av and on r alone 1.05-1.07x; Zen 5, two multiply-add pipes, 1.03-1.09x); AVX2
+   0.985-0.996x, so it keeps the multiplies. */
 LN_INLINE V gelu_tanh_grad(V x)
 {
     const V xa = clamp(x);
