@@ -69,7 +69,7 @@ float *alloc_floats(size_t n, unsigned k)
 // hot cases keep finding them in L2, cold ones pay the same page mapping.
 struct Arena {
     size_t elems, max_rows;
-    float *x, *y, *gamma, *beta, *mean, *rstd, *dy, *dx, *dgamma, *dbeta;
+    float *x, *y, *gamma, *beta, *mean, *rstd, *dy, *dx, *dgamma, *dbeta, *var;
 
     explicit Arena(size_t bytes)
         : elems(bytes / sizeof(float)), max_rows(bytes / (sizeof(float) * 64))
@@ -84,6 +84,7 @@ struct Arena {
         dbeta = alloc_floats(kMaxCols, 7);
         mean = alloc_floats(max_rows, 8);
         rstd = alloc_floats(max_rows, 9);
+        var = alloc_floats(max_rows, 10);
         fill_uniform(x, elems, -2.0f, 2.5f, 1);
         fill_uniform(dy, elems, -1.0f, 1.0f, 2);
         fill_uniform(gamma, kMaxCols, 0.5f, 1.5f, 3);
@@ -91,7 +92,7 @@ struct Arena {
     }
     Problem problem(size_t rows, size_t cols) const
     {
-        return Problem{rows, cols, x, y, gamma, beta, mean, rstd, dy, dx, dgamma, dbeta};
+        return Problem{rows, cols, x, y, gamma, beta, mean, rstd, dy, dx, dgamma, dbeta, var};
     }
 };
 
@@ -160,6 +161,7 @@ void flush_operands(const Problem &p, unsigned ops)
         {OP_X, p.x, big}, {OP_Y, p.y, big}, {OP_DY, p.dy, big}, {OP_DX, p.dx, big},
         {OP_GAMMA, p.gamma, vec}, {OP_BETA, p.beta, vec}, {OP_DGAMMA, p.dgamma, vec},
         {OP_DBETA, p.dbeta, vec}, {OP_MEAN, p.mean, stat}, {OP_RSTD, p.rstd, stat},
+        {OP_RSTD, p.var, stat},
     };
     for (const auto &o : all)
         if (ops & o.bit)
@@ -220,17 +222,23 @@ const Case *find_case(const std::string &op, const std::string &impl)
     return nullptr;
 }
 
-// The cases a cold case is timed against call by call: the divisors of the speed targets
-// (bench/targets.py). Each repetition then gives its own ratio, of calls milliseconds
-// apart. The host's memory bandwidth drifts by up to +-40 % within minutes (README), so
-// the ratio of two medians measured minutes apart said less: shares of the stream roof
-// above 150 % came out of it. bf16 against f32 pairs only because neither reads what
-// the other writes (cases_bf16_gelu.cc lays out the bf16 copies so).
-std::vector<const Case *> partners_of(const Case &c)
+// The cases a case is timed against, alternating with it: the divisors of the speed
+// targets (bench/targets.py). Each repetition then gives its own ratio, of calls
+// milliseconds apart (cold: call by call; hot and warm: in batches, pair_batches). The
+// host's memory bandwidth drifts by up to +-40 % within minutes (README), so the ratio of
+// two medians measured minutes apart said less: cold shares of the stream roof above
+// 150 % came out of it, and on a shared Zen 3 host RMSNorm's hot backward 0.88x the plain
+// one at 4096 cols, where the two alternating measured 1.00-1.04x. The competitors (oneDNN,
+// naive) only hot and warm, where the targets divide by them. Partners share the
+// problem's buffers, so none may change another's inputs (ACCUMULATE's dx stays finite
+// whoever wrote it last): bf16 against f32 pairs because cases_bf16_gelu.cc lays out the
+// bf16 copies apart, and oneDNN's backward reads var, not rstd.
+std::vector<const Case *> partners_of(const Case &c, Regime rg)
 {
     std::vector<const Case *> out;
-    const auto add = [&out](const std::string &op, const std::string &impl) {
-        if (const Case *q = find_case(op, impl))
+    const auto add = [&out, rg](const std::string &op, const std::string &impl) {
+        const Case *q = find_case(op, impl);
+        if (q && std::find(q->regimes.begin(), q->regimes.end(), rg) != q->regimes.end())
             out.push_back(q);
     };
     if (c.impl == "api") {
@@ -238,6 +246,10 @@ std::vector<const Case *> partners_of(const Case &c)
         add(c.op, "api_1t");  // 2 threads against one (the *_mt ops)
         if (c.op == "acc_bwd" || c.op == "rms_bwd")
             add("bwd", "api"); // against the plain backward
+        if (rg != Regime::cold) {
+            add(c.op, "onednn"); // the hot targets' competitors (bench/targets.py)
+            add(c.op, "naive");
+        }
     }
     if ((c.op == "bf16_fwd_mt" || c.op == "bf16_bwd_mt") && c.impl == "api_1t")
         add(c.op.substr(5), "api_1t"); // bf16 against f32, one thread
@@ -251,18 +263,60 @@ struct Paired {
     double seconds;
 };
 
+double (*clock_of(const Case &c))()
+{
+    return c.wall_clock ? wall_seconds : thread_seconds;
+}
+
+// The hot and warm regimes' paired ratios, before the timed loop (untimed by the library):
+// the case and each partner in alternating batches of about a millisecond of the case's
+// calls, ABBA (so a drift across the measurement cancels to first order), each side on
+// its own clock as in the cold regime. A batch, not a call, per clock reading: the
+// thread clock is a system call, a few % of a hot call of a few microseconds.
+constexpr int kPairRounds = 8;
+void pair_batches(benchmark::State &st, const Case &c, const Call &call,
+                  std::vector<Paired> &pairs)
+{
+    double (*const clock)() = clock_of(c);
+    const double t0 = wall_seconds();
+    call();
+    const double one = std::max(wall_seconds() - t0, 1e-7);
+    const int batch = std::max(1, static_cast<int>(1e-3 / one));
+    const auto timed = [batch](double (*clk)(), const Call &f) {
+        const double a = clk();
+        for (int i = 0; i < batch; i++)
+            f();
+        return clk() - a;
+    };
+    for (Paired &q : pairs) {
+        double own = 0.0;
+        for (int round = 0; round < kPairRounds; round++) {
+            if (round % 2 == 0) {
+                own += timed(clock, call);
+                q.seconds += timed(clock_of(*q.c), q.call);
+            } else {
+                q.seconds += timed(clock_of(*q.c), q.call);
+                own += timed(clock, call);
+            }
+        }
+        st.counters["vs:" + q.c->op + "/" + q.c->impl] = q.seconds / own;
+    }
+}
+
 void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
 {
     const std::string name = bench_name(c, rg, cols);
     progress_call(name, st.max_iterations);
     const size_t rows = rows_for(rg, cols);
     const Problem p = arena(rg).problem(rows, cols);
-    const std::vector<const Case *> partners =
-        rg == Regime::cold ? partners_of(c) : std::vector<const Case *>{};
+    const std::vector<const Case *> partners = partners_of(c, rg);
     const bool stats = c.needs_stats || std::any_of(partners.begin(), partners.end(),
                                                     [](const Case *q) { return q->needs_stats; });
-    if (stats) // backward's inputs: x's own statistics, computed untimed
+    if (stats) { // backward's inputs: x's own statistics, computed untimed
         ln_bench_naive_forward(p.x, p.gamma, p.beta, p.y, p.mean, p.rstd, rows, cols, kEps);
+        for (size_t r = 0; r < rows; r++)
+            p.var[r] = 1.0f / (p.rstd[r] * p.rstd[r]) - kEps;
+    }
     Call call;
     std::vector<Paired> pairs;
     try { // a competitor's setup may throw (oneDNN: dnnl::error): an error, not a crash
@@ -278,7 +332,7 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
         double own = 0.0;
         for (auto _ : st) {
             flush_operands(p, c.operands);
-            double (*const clock)() = c.wall_clock ? wall_seconds : thread_seconds;
+            double (*const clock)() = clock_of(c);
             const double t0 = clock();
             call();
             const double dt = clock() - t0;
@@ -286,7 +340,7 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
             own += dt;
             for (Paired &q : pairs) {
                 flush_operands(p, q.c->operands);
-                double (*const qclock)() = q.c->wall_clock ? wall_seconds : thread_seconds;
+                double (*const qclock)() = clock_of(*q.c);
                 const double q0 = qclock();
                 q.call();
                 q.seconds += qclock() - q0;
@@ -304,6 +358,8 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
             progress_called(name, st.max_iterations, true);
             return;
         }
+        if (!pairs.empty())
+            pair_batches(st, c, call, pairs);
         for (auto _ : st) {
             call();
             benchmark::ClobberMemory();

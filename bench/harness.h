@@ -39,10 +39,12 @@ constexpr unsigned OPS_BWD = OP_DY | OP_X | OP_GAMMA | OP_MEAN | OP_RSTD | OP_DX
 constexpr unsigned OPS_GELU_BWD = OP_DY | OP_X | OP_DX; // dx = dy f'(x): what GELU backward moves
 
 // One problem: rows x cols row-major, contiguous (ld == cols). Every buffer is valid
-// whatever the case uses; for a backward case mean/rstd already hold x's statistics.
+// whatever the case uses; for a backward case mean/rstd already hold x's statistics, and
+// var the variance those give (1/rstd^2 - eps), for a competitor that takes it instead of
+// rstd (oneDNN): its own buffer, so the cases timed beside it still read rstd.
 struct Problem {
     size_t rows, cols;
-    float *x, *y, *gamma, *beta, *mean, *rstd, *dy, *dx, *dgamma, *dbeta;
+    float *x, *y, *gamma, *beta, *mean, *rstd, *dy, *dx, *dgamma, *dbeta, *var;
 };
 
 using Call = std::function<void()>;

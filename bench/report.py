@@ -88,20 +88,21 @@ def fmt(x):
 
 
 def ratio(runs, key, other):
-    o = runs.get(key[:2] + (other,) + key[3:])
-    return f"{med(runs[key]) / med(o):.2f}×" if o and key in runs else "–"
+    """The API's speed over a competitor's, as the targets judge it (paired where timed so)."""
+    r = targets.speed_over(runs, key, (key[0], other))
+    return f"{r:.2f}×" if r else "–"
 
 
 def full_tables(ctx, runs, torch_doc=None):
     order = impl_order(ctx, runs)
     out = [header(ctx, runs), "",
            "GB/s with 8 B per element forward and 12 backward; in parentheses the % of the "
-           "stream roof (ordinary stores) measured in the same run and regime (the API's, "
-           "cold: the median of each repetition's ratio, its calls alternating with the "
+           "stream roof (ordinary stores) measured in the same run and regime (the API's: "
+           "the median of each repetition's ratio, its calls alternating with the "
            "stream's, paired); stream NT = "
            "the same with non-temporal stores (cold only). API = the public entry point "
            "(dispatched kernel); kernel names = that kernel forced; ×oneDNN, ×naive = API "
-           "speed over theirs.", ""]
+           "speed over theirs (hot: paired, as the shares are; cold: the ratio of the medians).", ""]
     for op in ops_of(runs):
         op_name = OPS.get(op, op)
         for regime, rg_name in REGIMES.items():
@@ -175,7 +176,7 @@ def bf16_table(runs, torch_doc):
     head += [torch_name, "× PyTorch"] if torch_doc else []
     out = ["### bf16 against f32, public API, G elements/s (medians)", "",
            "One thread unless named; wall clock for both (the *_mt ops' api_1t and api lines)."
-           " Cold ratios: medians of each repetition's ratio, calls alternating (paired)."
+           " Ratios: medians of each repetition's ratio, calls alternating (paired)."
            + (" PyTorch: scripts/bench_torch_bf16.py, one thread, same shapes." if torch_doc
               else " PyTorch: not measured (torch not importable)."), "",
            "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -1,5 +1,5 @@
 """targets.py - the speed targets the project holds itself to, judged on one sweep's medians
-(cold ratios: the medians of the harness's paired ratios, see speed_over).
+(ratios: the medians of the harness's paired ratios, see speed_over).
 
 Each target names the figure it is judged by: the worst case over the cols it covers
 (with those cols), so "met" means met at every one of them. Used by report.py, which
@@ -25,7 +25,8 @@ def _partner(runs, key, other):
 def elems_over(runs, key, other):
     """Elements per second of run `key` over those of `other` (op, impl) at the same regime
     and cols: the median of the repetitions' paired ratios where the harness timed the two
-    call by call (cold), else the ratio of the medians. None when either is missing."""
+    alternating (bench/harness.cc, partners_of), else the ratio of the medians. None when
+    either is missing."""
     a, b = runs.get(key), _partner(runs, key, other)
     if not a or not b:
         return None
@@ -164,8 +165,9 @@ def table(runs):
     met = sum(r[3] == "met" for r in rows)
     out = [f"### Speed targets: {met} of {len(rows)} met in this sweep", "",
            "Public API, medians of this run; the figure is the worst over the cols the "
-           "target covers. Cold ratios are paired: the median of "
-           "each repetition's ratio, the two calls alternating. GELU's peer is oneDNN "
+           "target covers. Ratios are paired: the median of "
+           "each repetition's ratio, the two calls alternating (hot: in batches of about "
+           "a millisecond). GELU's peer is oneDNN "
            "(PyTorch's GELU is not in the harness).", "",
            "| issue | target | worst figure | verdict |", "|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]

@@ -20,15 +20,19 @@ names = {b["run_name"]: b.get("error_occurred", False) for b in doc["benchmarks"
 for n, err in names.items():
     if err:
         print("bench-smoke: FAILED", n, file=sys.stderr)
-# A cold API case whose op has a stream roof carries its paired share (harness.cc,
-# partners_of): the cold targets are judged by it, so a run without it fails.
+# An API case carries its paired ratio to each divisor of the targets its op has in the
+# run (harness.cc, partners_of): the stream roof, cold and hot, and hot, oneDNN. The
+# targets are judged by them, so a run without one fails.
 cases = {tuple(n.split("/")[:4]) for n in names}
 for b in doc["benchmarks"]:
     op, rg, impl, cols = b["run_name"].split("/")[:4]
-    if (rg == "cold" and impl == "api" and (op, rg, "stream", cols) in cases
-            and not b.get("error_occurred") and "vs:%s/stream" % op not in b):
-        print("bench-smoke: FAILED", b["run_name"], "has no paired stream ratio", file=sys.stderr)
-        names[b["run_name"]] = True
+    if impl != "api" or b.get("error_occurred"):
+        continue
+    for other, regimes in (("stream", ("cold", "hot")), ("onednn", ("hot",))):
+        if rg in regimes and (op, rg, other, cols) in cases and "vs:%s/%s" % (op, other) not in b:
+            print("bench-smoke: FAILED", b["run_name"], "has no paired", other, "ratio",
+                  file=sys.stderr)
+            names[b["run_name"]] = True
 bad = sum(names.values())
 print(len(names) - bad, bad, int(doc["context"].get("onednn") == "absent"))
 PY
