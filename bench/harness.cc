@@ -256,12 +256,33 @@ std::vector<const Case *> partners_of(const Case &c, Regime rg)
     return out;
 }
 
-// A partner's call and the thread or wall time it took over the run.
+// A partner's call, its problem (the case's own, or for the tail targets another cols)
+// and the thread or wall time it took over the run.
 struct Paired {
     const Case *c;
+    Problem p;
     Call call;
     double seconds;
 };
+
+// The tail targets (bench/targets.py) compare the per-element time of 1601 cols with
+// 1600's: the API's forward and backward at 1601 pair with themselves at 1600 (hot and
+// cold), over that cols' own rows. Their counter names the cols: vs:fwd/api@1600.
+constexpr size_t kTailCols = 1601, kTailBase = 1600;
+bool tail_paired(const Case &c, Regime rg, size_t cols)
+{
+    return c.impl == "api" && (c.op == "fwd" || c.op == "bwd") && cols == kTailCols &&
+           (rg == Regime::hot || rg == Regime::cold);
+}
+
+// This case's elements per second over the partner's, over this repetition's calls.
+void set_ratio(benchmark::State &st, const Problem &own_p, double own, const Paired &q)
+{
+    const std::string at = q.p.cols == own_p.cols ? "" : "@" + std::to_string(q.p.cols);
+    const double elems = static_cast<double>(own_p.rows * own_p.cols) /
+                         static_cast<double>(q.p.rows * q.p.cols);
+    st.counters["vs:" + q.c->op + "/" + q.c->impl + at] = q.seconds / own * elems;
+}
 
 double (*clock_of(const Case &c))()
 {
@@ -274,7 +295,7 @@ double (*clock_of(const Case &c))()
 // its own clock as in the cold regime. A batch, not a call, per clock reading: the
 // thread clock is a system call, a few % of a hot call of a few microseconds.
 constexpr int kPairRounds = 8;
-void pair_batches(benchmark::State &st, const Case &c, const Call &call,
+void pair_batches(benchmark::State &st, const Case &c, const Problem &p, const Call &call,
                   std::vector<Paired> &pairs)
 {
     double (*const clock)() = clock_of(c);
@@ -299,7 +320,7 @@ void pair_batches(benchmark::State &st, const Case &c, const Call &call,
                 own += timed(clock, call);
             }
         }
-        st.counters["vs:" + q.c->op + "/" + q.c->impl] = q.seconds / own;
+        set_ratio(st, p, own, q);
     }
 }
 
@@ -312,17 +333,28 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
     const std::vector<const Case *> partners = partners_of(c, rg);
     const bool stats = c.needs_stats || std::any_of(partners.begin(), partners.end(),
                                                     [](const Case *q) { return q->needs_stats; });
-    if (stats) { // backward's inputs: x's own statistics, computed untimed
-        ln_bench_naive_forward(p.x, p.gamma, p.beta, p.y, p.mean, p.rstd, rows, cols, kEps);
-        for (size_t r = 0; r < rows; r++)
-            p.var[r] = 1.0f / (p.rstd[r] * p.rstd[r]) - kEps;
+    const Problem tail_p = arena(rg).problem(rows_for(rg, kTailBase), kTailBase);
+    const bool tail = tail_paired(c, rg, cols);
+    // Backward's inputs: x's own statistics, computed untimed. The tail partner's rows
+    // first, then this case's over them where they overlap (the buffers are shared):
+    // statistics of nearby rows for the partner, finite all the same, which is all its
+    // time depends on.
+    for (const Problem *s : {tail && c.needs_stats ? &tail_p : nullptr, stats ? &p : nullptr}) {
+        if (!s)
+            continue;
+        ln_bench_naive_forward(s->x, s->gamma, s->beta, s->y, s->mean, s->rstd, s->rows,
+                               s->cols, kEps);
+        for (size_t r = 0; r < s->rows; r++)
+            s->var[r] = 1.0f / (s->rstd[r] * s->rstd[r]) - kEps;
     }
     Call call;
     std::vector<Paired> pairs;
     try { // a competitor's setup may throw (oneDNN: dnnl::error): an error, not a crash
         call = c.make(p);
         for (const Case *q : partners)
-            pairs.push_back({q, q->make(p), 0.0});
+            pairs.push_back({q, p, q->make(p), 0.0});
+        if (tail)
+            pairs.push_back({&c, tail_p, c.make(tail_p), 0.0});
     } catch (const std::exception &e) {
         st.SkipWithError(e.what());
         progress_called(name, st.max_iterations, true);
@@ -339,16 +371,15 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
             st.SetIterationTime(dt);
             own += dt;
             for (Paired &q : pairs) {
-                flush_operands(p, q.c->operands);
+                flush_operands(q.p, q.c->operands);
                 double (*const qclock)() = clock_of(*q.c);
                 const double q0 = qclock();
                 q.call();
                 q.seconds += qclock() - q0;
             }
         }
-        // This case's elements per second over the partner's, in this repetition.
         for (const Paired &q : pairs)
-            st.counters["vs:" + q.c->op + "/" + q.c->impl] = q.seconds / own;
+            set_ratio(st, p, own, q);
         progress_called(name, st.max_iterations, true); // a fixed count: no calibration
     } else {
         call(); // warm: the previous run may have been a cold one
@@ -359,7 +390,7 @@ void run_case(benchmark::State &st, const Case &c, Regime rg, size_t cols)
             return;
         }
         if (!pairs.empty())
-            pair_batches(st, c, call, pairs);
+            pair_batches(st, c, p, call, pairs);
         for (auto _ : st) {
             call();
             benchmark::ClobberMemory();

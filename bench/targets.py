@@ -119,10 +119,15 @@ def targets(runs):
     for op in ("fwd", "bwd"):
         for rg in ("hot", "cold"):
             a, b = runs.get((op, rg, "api", 1601)), runs.get((op, rg, "api", 1600))
-            if a and b:
+            paired = (a or {}).get("vs", {}).get((op, "api@1600"))
+            if paired:  # elements/s of 1601 over 1600, the two alternating (harness.cc)
+                r = 1.0 / statistics.median(paired)
+            elif a and b:
                 r = _ns(a) / _ns(b)
-                rows.append([f32, f"{op} {rg}: 1601 cols ≤ 1.1× the per-element time of 1600",
-                             f"{r:.2f}×", "met" if r <= 1.1 else "missed"])
+            else:
+                continue
+            rows.append([f32, f"{op} {rg}: 1601 cols ≤ 1.1× the per-element time of 1600",
+                         f"{r:.2f}×", "met" if r <= 1.1 else "missed"])
     g = "GELU #16"
     for op in ("gelu_tanh", "gelu_erf", "gelu_tanh_bwd", "gelu_erf_bwd"):
         rows.append(_row(g, f"{op} hot ≥ 1.3× oneDNN",
