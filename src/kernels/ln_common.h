@@ -163,6 +163,13 @@ LN_INLINE void e_storem(float *p, VM m, V v) { v_storem(p, m, v); }
 #define LN_E_STREAM 1
 #define LN_EALIGN LN_VALIGN
 LN_INLINE void e_stream(float *p, V v) { v_stream(p, v); }
+#ifdef LN_FWD_STREAM_LINES /* the vocabulary's vectors are half a line (avx2_vocab.h) */
+LN_INLINE void e_stream2(float *p, V a, V b)
+{
+    v_stream(p, a);
+    v_stream(p + LN_W, b);
+}
+#endif
 #endif
 #ifndef LN_HAVE_E_STORE2 /* two full vectors at p, p + LN_W: a kernel file may pack them */
 LN_INLINE void e_store2(LN_ELEM *p, V a, V b)
@@ -199,7 +206,9 @@ static inline unsigned ln_head_lanes(const float *p) { return lanes_to_align(p, 
    elements. */
 static inline unsigned e_head_lanes(const LN_ELEM *p) { return lanes_to_align(p, LN_EALIGN, sizeof *p); }
 #endif
-#ifdef LN_HAVE_E_STREAM2
+/* The forward streams whole lines in pairs: every element type that has e_stream2. */
+#if defined LN_HAVE_E_STREAM2 || (defined LN_FWD_STREAM_LINES && defined LN_ELEM_F32)
+#define LN_FWD_PAIRS 1
 #define LN_LINE_PAIRS (64 / (2 * LN_EALIGN)) /* e_stream2 stores per 64-byte line */
 #endif
 

@@ -657,13 +657,14 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
 #endif
     }
     if (nt && (uintptr_t)(y + i) % LN_EALIGN == 0) {
-#ifdef LN_HAVE_E_STREAM2
-        /* Packed elements: a pair of vectors fills LN_EALIGN twice over and goes out as
-           one store. Only whole lines stream, from a line boundary on, the vectors around
-           them stored normally: a line part streamed and part not leaves the
-           write-combining buffer partial, which cost rows of 1601 bf16 columns 0.95x on
-           AVX-512 and 0.85x on AVX2. Whole-line pairs ran cold 768 columns at 1.07x of
-           32-byte streams (AVX-512). */
+#ifdef LN_FWD_PAIRS
+        /* Vectors of half a line (AVX2 floats) or packed elements (a pair of bf16 vectors
+           fills LN_EALIGN twice over and goes out as one store). Only whole lines stream,
+           from a line boundary on, the vectors around them stored normally: a line part
+           streamed and part not leaves the write-combining buffer partial, which cost rows
+           of 1601 bf16 columns 0.95x on AVX-512 and 0.85x on AVX2, and float rows of 1601
+           on AVX2 0.83x (avx2_vocab.h). Whole-line pairs ran cold 768 columns at 1.07x of
+           32-byte streams (bf16, AVX-512). */
         while ((uintptr_t)(y + i) % 64 && i + LN_W <= n) {
             e_store(y + i, apply_one(x, r2, g, b, i, tm, 0, mv, dv, rs, hg, hb, two, ctr));
             i += LN_W;

@@ -35,6 +35,14 @@ static inline void v_storem(float *p, VM m, V v) { _mm256_maskstore_ps(p, m, v);
    1.64x and 768 1.18x slower (y 16 bytes off). */
 #define LN_STREAM_NO_HEAD 1
 #define LN_HEAD_BY_LANES 1
+/* A streamed forward row writes whole 64-byte lines non-temporally, two vectors each, and
+   the vectors of the lines it shares with its neighbours normally (kernels/ln_forward.h):
+   half a line streamed and half stored at each row's ends (contiguous rows of 1601
+   columns) ran 1.32-1.46x the per-element time of 1600's, cold; by lines the forward ran
+   1.21x faster there, 1.11x at 64 columns, 0.99-1.00x at 768, 1600 and 4096 (Zen 3, 64
+   MiB flushed, alternating builds). The backward's dx in line pairs ran 0.88-0.97x at
+   64-4096 columns and 1.02x at 1601: it streams vector by vector. */
+#define LN_FWD_STREAM_LINES 1
 static inline void v_stream(float *p, V v) { _mm256_stream_ps(p, v); }
 static inline void v_nt_fence(void) { _mm_sfence(); }
 static inline V v_set1(float f) { return _mm256_set1_ps(f); }
