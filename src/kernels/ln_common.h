@@ -206,9 +206,8 @@ static inline unsigned ln_head_lanes(const float *p) { return lanes_to_align(p, 
    elements. */
 static inline unsigned e_head_lanes(const LN_ELEM *p) { return lanes_to_align(p, LN_EALIGN, sizeof *p); }
 #endif
-/* The forward streams whole lines in pairs: every element type that has e_stream2. */
+/* Defined, the forward streams whole lines in pairs: every element type with e_stream2. */
 #if defined LN_HAVE_E_STREAM2 || (defined LN_FWD_STREAM_LINES && defined LN_ELEM_F32)
-#define LN_FWD_PAIRS 1
 #define LN_LINE_PAIRS (64 / (2 * LN_EALIGN)) /* e_stream2 stores per 64-byte line */
 #endif
 

@@ -657,7 +657,7 @@ LN_INLINE void apply_row_t(const ln_plan *p, const LN_ELEM *x, const LN_ELEM *r2
 #endif
     }
     if (nt && (uintptr_t)(y + i) % LN_EALIGN == 0) {
-#ifdef LN_FWD_PAIRS
+#ifdef LN_LINE_PAIRS
         /* Vectors of half a line (AVX2 floats) or packed elements (a pair of bf16 vectors
            fills LN_EALIGN twice over and goes out as one store). Only whole lines stream,
            from a line boundary on, the vectors around them stored normally: a line part

@@ -39,8 +39,8 @@ static inline void v_storem(float *p, VM m, V v) { _mm256_maskstore_ps(p, m, v);
    the vectors of the lines it shares with its neighbours normally (kernels/ln_forward.h):
    half a line streamed and half stored at each row's ends (contiguous rows of 1601
    columns) ran 1.32-1.46x the per-element time of 1600's, cold; by lines the forward ran
-   1.21x faster there, 1.11x at 64 columns, 0.99-1.00x at 768, 1600 and 4096 (Zen 3, 64
-   MiB flushed, alternating builds). The backward's dx in line pairs ran 0.88-0.97x at
+   1.21-1.22x faster there, 1.06-1.11x at 64 columns, 0.99-1.18x at 768 and 1600, 1.00x
+   at 4096 (Zen 3, 64 MiB flushed, alternating builds, two runs). The backward's dx in line pairs ran 0.88-0.97x at
    64-4096 columns and 1.02x at 1601: it streams vector by vector. */
 #define LN_FWD_STREAM_LINES 1
 static inline void v_stream(float *p, V v) { _mm256_stream_ps(p, v); }
