@@ -738,21 +738,35 @@ LN_INLINE int bwd_join(const ln_body_bwd_args *a)
    LN_BWD_STREAM_R4_COLS, which one at a time wait on their reductions more than on
    memory, keep the groups of four: paired, 8 and 32 MiB per operand (Zen 4, AVX-512),
    0.74x / 0.68x the time at 64 columns, 0.77x / 0.91x at 128, but 1.07-1.12x at 256.
-   A vocabulary may bound them lower (AVX-512: its vocabulary says why). */
+   A vocabulary may bound them lower (AVX-512: its vocabulary says why).
+   The training cases (every operand present; LayerNorm or RMSNorm) get copies with those
+   a constant, like the warm loops: with the tests on gamma, dx, the partials and the flag
+   left in every vector, the plain backward ran 1.03-1.37x slower and RMSNorm's 1.10-1.43x
+   (Zen 3, AVX2, 64 MiB per operand flushed before each call, paired builds, 64-16384
+   columns), RMSNorm 0.87x the plain one at 256-1600 columns. */
 #ifndef LN_BWD_STREAM_R4_COLS
 #define LN_BWD_STREAM_R4_COLS 128
 #endif
-static __attribute__((noinline)) void bwd_rows_stream(const ln_body_bwd_args *a,
-                                                      const ln_plan *p, size_t r0, size_t r1,
-                                                      float *dg, float *db)
+LN_INLINE void bwd_rows_stream(const ln_body_bwd_args *a, const ln_plan *p, size_t r0,
+                                size_t r1, float *dg, float *db, int full, int rms)
 {
     const double inv_n = 1.0 / (double)p->n;
-    const int rms = (a->flags & LN_FLAG_RMS_NORM) != 0;
     size_t r = r0;
     if (p->n <= LN_BWD_STREAM_R4_COLS)
-        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, 0, rms, 0, 1, 1, 0);
-    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, 0, rms, 0, 1, 1, 0);
+        r = backward_groups(a, p, inv_n, r, r0, r1, LN_RBWD, dg, db, full, rms, 0, 1, 1, 0);
+    backward_groups(a, p, inv_n, r, r0, r1, 1, dg, db, full, rms, 0, 1, 1, 0);
 }
+#define LN_BWD_STREAM_FN(name, full, rms)                                                     \
+    static __attribute__((noinline)) void name(const ln_body_bwd_args *a, const ln_plan *p,   \
+                                               size_t r0, size_t r1, float *dg, float *db)    \
+    {                                                                                         \
+        bwd_rows_stream(a, p, r0, r1, dg, db, full, rms);                                     \
+    }
+#ifdef LN_ELEM_F32
+LN_BWD_STREAM_FN(bwd_rows_stream_full, 1, 0)
+LN_BWD_STREAM_FN(bwd_rows_stream_full_rms, 1, 1)
+#endif
+LN_BWD_STREAM_FN(bwd_rows_stream_any, 0, (a->flags & LN_FLAG_RMS_NORM) != 0)
 
 static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, float *dg, float *db)
 {
@@ -783,8 +797,14 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
         if (full)
             bwd_rows_cold_stream(a, &p, r0, r1, dg, db);
         else
+#elif defined LN_ELEM_F32
+        if (full && rms)
+            bwd_rows_stream_full_rms(a, &p, r0, r1, dg, db);
+        else if (full)
+            bwd_rows_stream_full(a, &p, r0, r1, dg, db);
+        else
 #endif
-        bwd_rows_stream(a, &p, r0, r1, dg, db);
+            bwd_rows_stream_any(a, &p, r0, r1, dg, db);
         v_nt_fence(); /* streamed dx lines ordered before the call returns */
 #ifdef LN_ELEM_F32
     } else if (full && LN_COLD(a)) { /* only ACCUMULATE is cold here (else dx streams) */
