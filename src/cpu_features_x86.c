@@ -93,7 +93,9 @@ size_t ln_cpu_llc_bytes(void)
 
 /* AMD Zen (family 0x17 on, and Hygon's Zen): an L3 that is a victim cache of L2 and a
    prefetchnta that fills L2 without that victim write (dispatch.c). Zen 5 (family 0x1a
-   on): float rows up to 16 KiB hinted; the others keep 8 KiB (kernels/ln_common.h). */
+   on): float rows up to 16 KiB hinted; Zen 3 (family 0x19, models 0x00-0x0f and
+   0x20-0x5f; Zen 4 has the others) up to 32 KiB; the others keep 8 KiB
+   (kernels/ln_common.h). */
 unsigned ln_cpu_nt_hints(void)
 {
     unsigned a, b, c, d;
@@ -104,5 +106,8 @@ unsigned ln_cpu_nt_hints(void)
     if (!amd || !__get_cpuid(1, &a, &b, &c, &d))
         return 0;
     const unsigned base = (a >> 8) & 0xf, family = base + (base == 0xf ? (a >> 20) & 0xff : 0);
-    return (family >= 0x17 ? LN_NT_PF_NTA : 0u) | (family >= 0x1a ? LN_NT_PF_LONG : 0u);
+    const unsigned model = ((a >> 4) & 0xf) | (base == 0xf ? (a >> 12) & 0xf0 : 0);
+    const int zen3 = family == 0x19 && (model < 0x10 || (model >= 0x20 && model < 0x60));
+    return (family >= 0x17 ? LN_NT_PF_NTA : 0u) | (family >= 0x1a ? LN_NT_PF_LONG : 0u) |
+           (zen3 ? LN_NT_PF_LONG32 : 0u);
 }

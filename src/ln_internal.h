@@ -205,7 +205,7 @@ unsigned ln_cpu_isa_mask(void);
 unsigned ln_cpu_ext_mask(void);
 /* Bytes of the last-level cache, 0 if unknown (read by dispatch.c only). */
 size_t ln_cpu_llc_bytes(void);
-/* How a cold call's prefetch hints go out on this CPU: LN_NT_PF_NTA, LN_NT_PF_LONG (bits
+/* How a cold call's prefetch hints go out on this CPU: LN_NT_PF_NTA, LN_NT_PF_LONG(32) (bits
    of ln_nt_mode; dispatch.c and kernels/ln_common.h say why). */
 unsigned ln_cpu_nt_hints(void);
 
@@ -221,7 +221,8 @@ size_t ln_nt_bytes(void);
    ln_cpu_nt_hints() (LN_NT_PF_NTA: or the build's LN_FORCE_PF_NTA, 0 or 1, for A/B runs). */
 #define LN_NT_COLD 1u    /* write the outputs with non-temporal stores, prefetch cold rows */
 #define LN_NT_PF_NTA 2u  /* those hints as prefetchnta (kernels/ln_common.h) */
-#define LN_NT_PF_LONG 4u /* float rows up to 16 KiB hinted, not 8 (kernels/ln_common.h) */
+#define LN_NT_PF_LONG 4u   /* float rows up to 16 KiB hinted, not 8 (kernels/ln_common.h) */
+#define LN_NT_PF_LONG32 8u /* float rows up to 32 KiB hinted (kernels/ln_common.h) */
 unsigned ln_nt_mode(void);
 /* A third of the LLC size capped at 32 MiB (32 MiB when unknown): dispatch.c says why. */
 size_t ln_nt_default_bytes(void);

@@ -61,24 +61,26 @@ static void dispatch_picks_best(void **state)
     assert_int_equal(ln_kernels_get(want)->isa, want);
 }
 
-/* The hint bits (argv[2]: "t1", "nta", or "nta+long" for 16 KiB float rows as well). */
+/* The hint bits (argv[2]: "t1", "nta", "nta+long" for 16 KiB float rows as well, or
+   "nta+long32" for 32 KiB). */
 static unsigned expected_hints(const char *name)
 {
     return strcmp(name, "t1") == 0         ? 0u
            : strcmp(name, "nta") == 0      ? LN_NT_PF_NTA
            : strcmp(name, "nta+long") == 0 ? LN_NT_PF_NTA | LN_NT_PF_LONG
+           : strcmp(name, "nta+long32") == 0 ? LN_NT_PF_NTA | LN_NT_PF_LONG32
                                            : ~0u;
 }
 
 /* prefetchnta on AMD Zen (family 0x17 on) only: qemu's AMD models of family 0xf and its
    Intel ones must keep prefetcht1 (dispatch.c: ln_nt_mode); the 16 KiB row bound on Zen 5
-   (family 0x1a) only, which none of qemu's models is. */
+   (family 0x1a) only, the 32 KiB one on Zen 3 only, which none of qemu's models is. */
 static void hints_are_expected(void **state)
 {
     (void)state;
     const unsigned h = ln_cpu_nt_hints();
     printf("# cold hints %s%s, expected %s\n", h & LN_NT_PF_NTA ? "nta" : "t1",
-           h & LN_NT_PF_LONG ? "+long" : "", g_expect_hints);
+           h & LN_NT_PF_LONG32 ? "+long32" : h & LN_NT_PF_LONG ? "+long" : "", g_expect_hints);
     assert_int_equal(h, expected_hints(g_expect_hints));
     assert_int_equal(ln_nt_mode(), LN_NT_COLD | h);
 }
@@ -87,7 +89,7 @@ int main(int argc, char **argv)
 {
     if (argc != 3 || !(g_expect_mask = parse_mask(argv[1])) ||
         expected_hints(argv[2]) == ~0u) {
-        fprintf(stderr, "usage: %s ISA[,ISA...] t1|nta|nta+long  (what this CPU must report)\n",
+        fprintf(stderr, "usage: %s ISA[,ISA...] t1|nta|nta+long|nta+long32  (what this CPU must report)\n",
                 argv[0]);
         return 2;
     }

@@ -296,18 +296,25 @@ LN_INLINE void store_t(float *p, V v, int tail, VM tm)
  */
 #define LN_PF_AHEAD 4096
 /* Rows of up to 8 KiB are hinted; float rows up to 16 KiB where the CPU asks for it
-   (LN_NT_PF_LONG: Zen 5, cpu_features_x86.c). Cold forward (prefetchnta), 64 MiB
-   operands, calls alternating between the builds, time 16 KiB / 8 KiB:
+   (LN_NT_PF_LONG: Zen 5), up to 32 KiB on Zen 3 (LN_NT_PF_LONG32; cpu_features_x86.c).
+   Cold forward (prefetchnta), 64 MiB operands, calls alternating between the builds,
+   time 16 KiB / 8 KiB:
    - Zen 5: float 3072 columns 0.63-0.69x (AVX-512, two runs) and 0.69x (AVX2), 4096
      0.74-0.85x (AVX-512, three runs; AVX2 0.84x); 2048, 6144 and 8192 0.998-1.001x.
    - Zen 4: 1.14-1.20x at 3072 and 1.33x at 4096 (AVX-512, two runs), 1.11-1.13x and
      1.24-1.27x (AVX2; one run of four at 3072 gave 0.90x, quartiles 0.86-0.99x); 2048
      and 8192 0.99-1.01x.
+   - Zen 3 (AVX2): 0.75x at 2560 columns, 0.87-0.88x at 3072 and 0.88-0.89x at 4096 (two
+     runs); 2048 and 8192 1.00x. Then 32 KiB / 16 KiB: 0.92x at 8192, 12288 and 16384
+     1.00x; hinting every row 0.99-1.01x at 8192-16384.
    The bf16 rows a 16 KiB bound would newly hint (8192 columns) ran 1.11-1.13x slower on
    Zen 5, AVX-512, in three runs (0.83x on AVX2), 6144 1.04x. Intel (prefetcht1) and Arm
    are unmeasured with the 16 KiB bound. */
 #ifdef LN_ELEM_F32
-#define LN_PF_ROW_BYTES(a) (((a)->nt & LN_NT_PF_LONG) ? (size_t)16384 : (size_t)8192)
+#define LN_PF_ROW_BYTES(a)                                                                    \
+    (((a)->nt & LN_NT_PF_LONG32) ? (size_t)32768                                              \
+     : ((a)->nt & LN_NT_PF_LONG) ? (size_t)16384                                              \
+                                 : (size_t)8192)
 #else
 #define LN_PF_ROW_BYTES(a) ((size_t)8192)
 #endif
