@@ -21,6 +21,7 @@ typedef struct ln_bwd_rows {
     int hg, hdg, hdb, hdx; /* which operands exist: constants in the `full` instantiations */
     int rms, acc;          /* LN_FLAG_RMS_NORM, LN_FLAG_ACCUMULATE: constants too */
     int pfdx;              /* a cold call's dx not streamed: pass A prefetches it */
+    int lines;             /* a streamed dx streams whole lines only (bwd_stream_lines) */
     int nta;               /* a cold call's hints as prefetchnta (LN_PF_NTA) */
     size_t ax, ady, adx;   /* a cold call: the row `ahead` rows on, as offsets (0: none) */
     V mv[LN_RMAX];                                        /* the saved (float) mean */
@@ -306,14 +307,24 @@ LN_INLINE void bwd_apply_cols(const ln_bwd_rows *w, size_t c0, size_t n, unsigne
         stream = 0;
     }
 #endif
-    for (; c + 2 * LN_W <= n; c += 2 * LN_W) {
+    size_t end = n; /* the pairs of vectors end here: streamed ones, whole lines if w->lines */
+#if defined LN_BWD_STREAM && defined LN_BWD_STREAM_LINES
+    if (stream && w->lines) { /* the vocabulary's reason */
+        if ((uintptr_t)(w->dx[0] + c) % 64 && c + LN_W <= n) {
+            bwd_apply_vec(w, dg, db, c, 0, tm, R, first, fold, 0, NULL);
+            c += LN_W;
+        }
+        end = c + (n - c) / (2 * LN_W) * (2 * LN_W);
+    }
+#endif
+    for (; c + 2 * LN_W <= end; c += 2 * LN_W) {
         if (pf)
             bwd_prefetch(w, c, R);
         bwd_apply_vec(w, dg, db, c, 0, tm, R, first, fold, stream, NULL);
         bwd_apply_vec(w, dg, db, c + LN_W, 0, tm, R, first, fold, stream, NULL);
     }
-    if (c + LN_W <= n) {
-        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, fold, stream, NULL);
+    if (c + LN_W <= n) { /* a line's first half: in lines, shared with what follows */
+        bwd_apply_vec(w, dg, db, c, 0, tm, R, first, fold, stream && !w->lines, NULL);
         c += LN_W;
     }
     if (c < n)
@@ -415,6 +426,19 @@ LN_INLINE unsigned bwd_nt(const ln_body_bwd_args *a)
 #endif
 }
 
+/* Whether a streamed dx goes out in whole 64-byte lines only (LN_BWD_STREAM_LINES): unless
+   its rows are contiguous and without a tail, when every line a row shares with the next
+   holds two streamed vectors. */
+LN_INLINE int bwd_stream_lines(const ln_body_bwd_args *a, size_t n)
+{
+#ifdef LN_BWD_STREAM_LINES
+    return n % LN_W != 0 || a->lddx != n;
+#else
+    (void)a, (void)n;
+    return 0;
+#endif
+}
+
 /* Non-temporal dx: every row of the group must reach alignment after the same head (the
    columns are shared); the head goes out as one masked vector with ordinary stores.
    Pairs (LN_HAVE_E_STREAM2) go on to a line boundary, so there the rows share their
@@ -428,8 +452,11 @@ LN_INLINE unsigned bwd_stream_head(const ln_bwd_rows *w, unsigned R, size_t n)
         return LN_W + 1; /* the vocabulary's reason */
 #endif
     for (unsigned i = 1; i < R; i++)
-#ifdef LN_HAVE_E_STREAM2
+#if defined LN_HAVE_E_STREAM2
         if ((uintptr_t)w->dx[i] % 64 != (uintptr_t)w->dx[0] % 64)
+#elif defined LN_BWD_STREAM_LINES
+        if (w->lines ? (uintptr_t)w->dx[i] % 64 != (uintptr_t)w->dx[0] % 64
+                     : e_head_lanes(w->dx[i]) != h)
 #else
         if (e_head_lanes(w->dx[i]) != h)
 #endif
@@ -509,6 +536,7 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     const size_t n = p->n;
     /* Element-wise, so any split into vectors gives the same bits: streaming only moves
        where the vectors start. A group that cannot stream has its dx prefetched instead. */
+    w.lines = bwd_stream_lines(a, n);
     const unsigned h = stream ? bwd_stream_head(&w, R, n) : LN_W + 1;
     const int sdx = h <= LN_W;
     w.pfdx = w.hdx && LN_COLD(a) && !sdx;

@@ -21,7 +21,19 @@ static const int ln_mask_table[2 * LN_W] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0
 static inline V v_load(const float *p) { return _mm256_loadu_ps(p); }
 static inline V v_loadm(const float *p, VM m) { return _mm256_maskload_ps(p, m); }
 static inline void v_store(float *p, V v) { _mm256_storeu_ps(p, v); }
-static inline void v_storem(float *p, VM m, V v) { _mm256_maskstore_ps(p, m, v); }
+/* A masked store goes out lane by lane through a stack copy: as vmaskmovps, the tail
+   store of each row cost a cold backward at 1604 columns (rows 1608 apart, dx streamed)
+   1.13x the time (Zen 3, 64 MiB flushed, paired builds); the warm backward at 100-4100
+   columns and the forward at 1601, warm and cold, measured 0.99-1.01x either way. */
+static inline void v_storem(float *p, VM m, V v)
+{
+    float t[8];
+    _mm256_storeu_ps(t, v);
+    const unsigned k = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m));
+    for (unsigned i = 0; i < 8; i++)
+        if (k >> i & 1)
+            p[i] = t[i];
+}
 /* Non-temporal store (args.nt): p must be LN_VALIGN-aligned; v_nt_fence orders the
    streamed lines before the call returns (another thread may read them next). */
 #define LN_VALIGN 32
@@ -43,6 +55,14 @@ static inline void v_storem(float *p, VM m, V v) { _mm256_maskstore_ps(p, m, v);
    at 4096 (Zen 3, 64 MiB flushed, alternating builds, two runs). The backward's dx in line pairs ran 0.88-0.97x at
    64-4096 columns and 1.02x at 1601: it streams vector by vector. */
 #define LN_FWD_STREAM_LINES 1
+/* A cold backward's dx streams whole lines only, vector by vector, where its rows have a
+   tail or do not follow each other (kernels/ln_backward.h: bwd_stream_lines): a line with
+   a row's tail stored normally and the next row's first vector streamed ran 100 columns,
+   rows 104 apart, at 0.22 G elements/s, 5.4-6.4x slower than by lines, and 1604 columns,
+   rows 1608 apart, 1.21-1.26x slower with the tail stored as v_storem does (Zen 3, 64 MiB
+   flushed, paired builds). Contiguous rows without a tail, whose shared lines hold two
+   streamed vectors, keep streaming every vector: 72 columns in whole lines only ran 0.80x. */
+#define LN_BWD_STREAM_LINES 1
 static inline void v_stream(float *p, V v) { _mm256_stream_ps(p, v); }
 static inline void v_nt_fence(void) { _mm_sfence(); }
 static inline V v_set1(float f) { return _mm256_set1_ps(f); }
