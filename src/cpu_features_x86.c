@@ -96,6 +96,13 @@ size_t ln_cpu_llc_bytes(void)
    on): float rows up to 16 KiB hinted; Zen 3 (family 0x19, models 0x00-0x0f and
    0x20-0x5f; Zen 4 has the others) up to 32 KiB; the others keep 8 KiB
    (kernels/ln_common.h). */
+unsigned ln_amd_nt_hints(unsigned family, unsigned model)
+{
+    const int zen3 = family == 0x19 && (model < 0x10 || (model >= 0x20 && model < 0x60));
+    return (family >= 0x17 ? LN_NT_PF_NTA : 0u) | (family >= 0x1a ? LN_NT_PF_LONG : 0u) |
+           (zen3 ? LN_NT_PF_LONG32 : 0u);
+}
+
 unsigned ln_cpu_nt_hints(void)
 {
     unsigned a, b, c, d;
@@ -107,7 +114,5 @@ unsigned ln_cpu_nt_hints(void)
         return 0;
     const unsigned base = (a >> 8) & 0xf, family = base + (base == 0xf ? (a >> 20) & 0xff : 0);
     const unsigned model = ((a >> 4) & 0xf) | (base == 0xf ? (a >> 12) & 0xf0 : 0);
-    const int zen3 = family == 0x19 && (model < 0x10 || (model >= 0x20 && model < 0x60));
-    return (family >= 0x17 ? LN_NT_PF_NTA : 0u) | (family >= 0x1a ? LN_NT_PF_LONG : 0u) |
-           (zen3 ? LN_NT_PF_LONG32 : 0u);
+    return ln_amd_nt_hints(family, model);
 }

@@ -208,6 +208,9 @@ size_t ln_cpu_llc_bytes(void);
 /* How a cold call's prefetch hints go out on this CPU: LN_NT_PF_NTA, LN_NT_PF_LONG(32) (bits
    of ln_nt_mode; dispatch.c and kernels/ln_common.h say why). */
 unsigned ln_cpu_nt_hints(void);
+/* Those bits for an AMD (or Hygon) CPU of this family and model, as CPUID leaf 1 gives
+   them with the extended fields added (x86 builds only; tests/test_nt_bytes.c). */
+unsigned ln_amd_nt_hints(unsigned family, unsigned model);
 
 /*
  * Calls whose operands (the rows read and written) total at least this many bytes write
