@@ -166,10 +166,14 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
     WITH_NT(ln_bwd_args, a, rows * (a->lddy + a->ldx + (a->dx ? a->lddx : 0)) * sizeof(float),
             nt_args_.pf_rows = rows)
     const int accumulate = (a->flags & LN_FLAG_ACCUMULATE) != 0;
-    if (accumulate && rows <= LN_BWD_BLOCK && (dgamma || dbeta))
-        return accumulate_one_block(k, a, rows, dgamma, dbeta);
     const call c = {k, a};
-    return run_blocks(f32_block, &c, rows, a->cols, accumulate, dgamma, dbeta, LN_THREAD_MIN_BWD);
+    const int st = accumulate && rows <= LN_BWD_BLOCK && (dgamma || dbeta)
+                       ? accumulate_one_block(k, a, rows, dgamma, dbeta)
+                       : run_blocks(f32_block, &c, rows, a->cols, accumulate, dgamma, dbeta,
+                                    LN_THREAD_MIN_BWD);
+    if (a->nt)
+        ln_stream_fence(); /* this thread's streamed dx (ln_bwd_fn) */
+    return st;
 }
 
 void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t rows)
@@ -190,7 +194,11 @@ int ln_bf16_backward_run(const ln_kernels *k, const ln_bf16_bwd_args *a, size_t 
     WITH_NT(ln_bf16_bwd_args, a, rows * (a->lddy + a->ldx + (a->dx ? a->lddx : 0)) * sizeof(uint16_t),
             nt_args_.pf_rows = rows)
     const call c = {k, a};
-    return run_blocks(bf16_block, &c, rows, a->cols, 0, dgamma, dbeta, LN_THREAD_MIN_BF16_BWD);
+    const int st = run_blocks(bf16_block, &c, rows, a->cols, 0, dgamma, dbeta,
+                              LN_THREAD_MIN_BF16_BWD);
+    if (a->nt)
+        ln_stream_fence(); /* this thread's streamed dx (ln_bwd_fn) */
+    return st;
 }
 
 static size_t gelu_chunks(size_t n) { return n / LN_GELU_CHUNK + (n % LN_GELU_CHUNK != 0); }

@@ -208,6 +208,7 @@ static void blocks_member(team *tm)
         float *p = tm->part + b * 2 * ps;
         tm->block(tm->ctx, r0, r1, tm->dgamma ? p : NULL, tm->dbeta ? p + ps : NULL);
     }
+    ln_stream_fence(); /* this member's streamed dx, before the team joins (ln_bwd_fn) */
     if (tm->part) {
         EDGE_FROM(&tm->e.barrier);
 #pragma omp barrier

@@ -833,7 +833,7 @@ static void backward_kernel(const ln_body_bwd_args *a, size_t r0, size_t r1, flo
         else
 #endif
             bwd_rows_stream_any(a, &p, r0, r1, dg, db);
-        v_nt_fence(); /* streamed dx lines ordered before the call returns */
+        /* no fence: the runner's ln_stream_fence orders the streamed dx */
 #ifdef LN_ELEM_F32
     } else if (full && LN_COLD(a)) { /* only ACCUMULATE is cold here (else dx streams) */
         if (rms)
