@@ -144,6 +144,15 @@ static int accumulate_one_block(const ln_kernels *k, const ln_bwd_args *a, size_
         (a) = &nt_args_;                                                                  \
     }
 
+/* A backward call's status, after the calling thread's streamed dx (when the call
+   streamed: args.nt) is fenced (ln_stream_fence; team members fence their own). */
+static int fenced(int status, unsigned nt)
+{
+    if (nt)
+        ln_stream_fence();
+    return status;
+}
+
 /* The one-thread paths below call the kernel directly: the default costs one load and
    one branch over the kernel call. */
 void ln_forward_run(const ln_kernels *k, const ln_fwd_args *a, size_t rows)
@@ -166,14 +175,12 @@ int ln_backward_run(const ln_kernels *k, const ln_bwd_args *a, size_t rows, floa
     WITH_NT(ln_bwd_args, a, rows * (a->lddy + a->ldx + (a->dx ? a->lddx : 0)) * sizeof(float),
             nt_args_.pf_rows = rows)
     const int accumulate = (a->flags & LN_FLAG_ACCUMULATE) != 0;
+    if (accumulate && rows <= LN_BWD_BLOCK && (dgamma || dbeta))
+        return accumulate_one_block(k, a, rows, dgamma, dbeta); /* dx not streamed */
     const call c = {k, a};
-    const int st = accumulate && rows <= LN_BWD_BLOCK && (dgamma || dbeta)
-                       ? accumulate_one_block(k, a, rows, dgamma, dbeta)
-                       : run_blocks(f32_block, &c, rows, a->cols, accumulate, dgamma, dbeta,
-                                    LN_THREAD_MIN_BWD);
-    if (a->nt)
-        ln_stream_fence(); /* this thread's streamed dx (ln_bwd_fn) */
-    return st;
+    return fenced(run_blocks(f32_block, &c, rows, a->cols, accumulate, dgamma, dbeta,
+                             LN_THREAD_MIN_BWD),
+                  a->nt);
 }
 
 void ln_bf16_forward_run(const ln_kernels *k, const ln_bf16_fwd_args *a, size_t rows)
@@ -194,11 +201,9 @@ int ln_bf16_backward_run(const ln_kernels *k, const ln_bf16_bwd_args *a, size_t 
     WITH_NT(ln_bf16_bwd_args, a, rows * (a->lddy + a->ldx + (a->dx ? a->lddx : 0)) * sizeof(uint16_t),
             nt_args_.pf_rows = rows)
     const call c = {k, a};
-    const int st = run_blocks(bf16_block, &c, rows, a->cols, 0, dgamma, dbeta,
-                              LN_THREAD_MIN_BF16_BWD);
-    if (a->nt)
-        ln_stream_fence(); /* this thread's streamed dx (ln_bwd_fn) */
-    return st;
+    return fenced(run_blocks(bf16_block, &c, rows, a->cols, 0, dgamma, dbeta,
+                             LN_THREAD_MIN_BF16_BWD),
+                  a->nt);
 }
 
 static size_t gelu_chunks(size_t n) { return n / LN_GELU_CHUNK + (n % LN_GELU_CHUNK != 0); }
