@@ -206,7 +206,9 @@ LN_AI int bwd_row(const float *dy, const float *x, const float *g, float *dx,
     /* Fixed order: accumulator 0 + 1, then FADDV's architected lane tree; the constants in
        double, as kernels/ln_backward.h's bwd_constants. */
     const double r = rstd, inv_n = 1.0 / (double)n;
-    double d = centered ? (double)svaddv_f32(pt, svadd_f32_x(pt, sd0, sd1)) * inv_n : 0.0;
+    double d = centered ? ln_mean_fix((double)svaddv_f32(pt, svadd_f32_x(pt, sd0, sd1)) * inv_n,
+                                      mean)
+                        : 0.0;
     const int dok = isfinite(d);
     d = dok ? d : 0.0; /* a NaN or Inf in x: that row goes uncorrected */
     double kb = 0.0, kc = 0.0;

@@ -125,12 +125,12 @@ LN_INLINE size_t bwd_reduce_aligned(ln_bwd_rows *w, size_t n)
  *   dx = rstd g + kb xhat + kc,      kb = -rstd mean(g xhat), kc = -rstd mean(g)
  * (RMSNorm: delta = 0, no mean(g) term). Returns 0 when a sum or constant is not finite.
  */
-LN_INLINE int bwd_constants(ln_bwd_rows *w, unsigned i, float rstd, double inv_n, float sum_g,
-                            float sum_d, float sum_x)
+LN_INLINE int bwd_constants(ln_bwd_rows *w, unsigned i, float mean, float rstd, double inv_n,
+                            float sum_g, float sum_d, float sum_x)
 {
     const double r = rstd;
     const double sg = w->rms ? 0.0 : (double)sum_g;
-    double d = w->rms ? 0.0 : (double)sum_d * inv_n;
+    double d = w->rms ? 0.0 : ln_mean_fix((double)sum_d * inv_n, mean);
     /* A NaN or Inf in x spoils only its own column of dgamma (each xhat is its own x's):
        no correction for such a row. A sum that overflowed on finite values fails the row
        below, and the caller rescues it. */
@@ -161,15 +161,21 @@ LN_INLINE int bwd_constants(ln_bwd_rows *w, unsigned i, float rstd, double inv_n
    keep bwd_constants, this function's twin; a row given its neighbour's kc here failed
    seven ctest entries). Returns a mask of the rows (bit i) for which bwd_constants would
    return 0. */
-LN_INLINE unsigned bwd_constants4(ln_bwd_rows *w, const float *rstd, double inv_n, ln_f4 gf,
-                                  ln_f4 df, ln_f4 xf)
+LN_INLINE unsigned bwd_constants4(ln_bwd_rows *w, const float *mean, const float *rstd,
+                                  double inv_n, ln_f4 gf, ln_f4 df, ln_f4 xf)
 {
-    ln_f4 rf;
+    ln_f4 rf, mf = {0};
     __builtin_memcpy(&rf, rstd, sizeof rf);
+    if (!w->rms)
+        __builtin_memcpy(&mf, mean, sizeof mf);
     const ln_d4 zero = {0}, r = LN_F4_TO_D4(rf);
     const ln_d4 sg = w->rms ? zero : LN_F4_TO_D4(gf);
     const ln_d4 d0 = w->rms ? zero : LN_F4_TO_D4(df) * inv_n, dd = d0 - d0;
-    const ln_d4 d = (ln_d4)((ln_l4)d0 & (dd == zero)); /* dd: 0 where d0 is finite */
+    /* ln_mean_fix lane by lane: lim = 2^-22 |m|, then d0 limited to [-lim, lim] */
+    const ln_d4 lim = (ln_d4)((ln_l4)(LN_F4_TO_D4(mf) * 0x1p-22) & INT64_MAX);
+    const ln_l4 hi = d0 > lim, lo = d0 < -lim;
+    const ln_d4 dl = (ln_d4)(((ln_l4)d0 & ~(hi | lo)) | ((ln_l4)lim & hi) | ((ln_l4)-lim & lo));
+    const ln_d4 d = (ln_d4)((ln_l4)dl & (dd == zero)); /* dd: 0 where d0 is finite */
     ln_d4 kb = zero, kc = zero;
     if (w->hdx) {
         const ln_d4 sx = LN_F4_TO_D4(xf);
@@ -587,7 +593,8 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
     int rescue = 0;
 #ifdef LN_TREE4_POS
     if (R == 4) {
-        const unsigned bad = bwd_constants4(&w, a->rstd + r, inv_n, lanes4_f4(hsum4(hv[0])),
+        const unsigned bad = bwd_constants4(&w, rms ? NULL : a->mean + r, a->rstd + r, inv_n,
+                                            lanes4_f4(hsum4(hv[0])),
                                             lanes4_f4(hsum4(hv[1])), lanes4_f4(hsum4(hv[2])));
         for (unsigned i = 0; bad && i < 4; i++)
             if (bad >> i & 1u)
@@ -600,7 +607,8 @@ LN_INLINE int backward_group(const ln_body_bwd_args *a, const ln_plan *p, double
             hsum_rows(hv[k], R, sums[k]);
 #pragma GCC unroll 4
         for (unsigned i = 0; i < R; i++)
-            if (!bwd_constants(&w, i, a->rstd[r + i], inv_n, sums[0][i], sums[1][i], sums[2][i]))
+            if (!bwd_constants(&w, i, rms ? 0.0f : a->mean[r + i], a->rstd[r + i], inv_n,
+                               sums[0][i], sums[1][i], sums[2][i]))
                 rescue |= bwd_row_finite(a, r + i, rms);
     }
     if (rescue)

@@ -180,6 +180,24 @@ static inline void ln_rescue_row(ln_row_get get, const void *p, const void *q, s
     *rstd = (float)(1.0 / sqrt(v / (double)n + (double)eps));
 }
 
+/*
+ * The backward's correction of the saved float mean m: delta = sum(x - m)/n (a float sum),
+ * limited to |delta| <= 2^-22 |m|. The correction is there for offset rows (|mean| >> sigma),
+ * where m is off by up to |mean| 2^-23 (the forward's mean bound) and x - m is small and
+ * exact, so the sum is accurate and the limit never binds. Where sigma is not small against
+ * |mean|, m's rounding is a small part of x - mean and needs no correction, but the sum
+ * is inexact: lanes of same-signed large values (rows alternating +-1e4, whose mean is
+ * 0.15) grow partial sums whose rounding moved the centre by 1.3e-5 sigma (dgamma 1.9e-5).
+ * The limit keeps that error within 2^-22 |m|, a few u of sigma at most. The bound is a
+ * power of two times a float, exact in double, so every path that takes it gets the
+ * same bits (with NaN m nothing is limited: that row is NaN anyway).
+ */
+static inline double ln_mean_fix(double d, float m)
+{
+    const double lim = 0x1p-22 * fabs((double)m);
+    return d > lim ? lim : d < -lim ? -lim : d;
+}
+
 /* a + b = hi + lo exactly (Knuth's two-sum; any magnitudes, no branch), for floats or GCC
    vectors of floats (a four-row group's lanes); a and b are read more than once. */
 #define LN_TWO_SUM(a, b, hi, lo)                                                            \
