@@ -53,7 +53,9 @@ void ln_forward_scalar(const ln_fwd_args *a, size_t r0, size_t r1)
         float *y = a->y + r * a->ldy;
         double mean, sh, ms, var;
         row_stats(a, r, &mean, &sh, &ms, &var);
-        const double rstd = 1.0 / sqrt(var + (double)a->eps);
+        /* var is Inf only where a value is (RMSNorm: Inf^2): NaN, as kernels/plan.h's
+           rescue gives, so that row's outputs are NaN. */
+        const double rstd = isinf(var) ? NAN : 1.0 / sqrt(var + (double)a->eps);
         for (size_t i = 0; i < a->cols; i++) {
             const double g = a->gamma ? (double)a->gamma[i] : 1.0;
             const double b = a->beta ? (double)a->beta[i] : 0.0;

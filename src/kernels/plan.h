@@ -177,7 +177,10 @@ static inline void ln_rescue_row(ln_row_get get, const void *p, const void *q, s
     }
     *mean = (float)m;
     *dmean = (float)(m - (double)*mean);
-    *rstd = (float)(1.0 / sqrt(v / (double)n + (double)eps));
+    /* v is Inf only where a value is (double holds the square of any float's distance):
+       then rstd is NaN, so the row's outputs are NaN as a LayerNorm row's are (Inf - Inf),
+       not RMSNorm's 0 from rstd = 1/Inf. */
+    *rstd = isinf(v) ? NAN : (float)(1.0 / sqrt(v / (double)n + (double)eps));
 }
 
 /*
