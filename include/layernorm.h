@@ -27,6 +27,12 @@
  * terms add up instead of averaging out, so the SIMD kernels guarantee only y within 12
  * and rstd within 10 * 2^-24 there (the mean keeps its bound); measured worst 5.3 and
  * 4.4 (AVX2 and AVX-512). The scalar kernel, in double, stays within 1 on every row.
+ * Known exceptions on the SIMD kernels (an independent audit, 2026-12-07; README, "Where
+ * the bounds do not hold"): their centre (mean plus its remainder) is off by up to ~1 *
+ * 2^-24 of std, which y carries times |gamma| where xhat is near 0, so y leaves the bound
+ * once |gamma| exceeds ~4 (measured 6.9 at gamma = 6, 51 at gamma = 50); the mean reached
+ * 2.19 * 2^-24 on a 17-column row of +-1e4 alternating; rows whose mean is subnormal get
+ * it within a few 2^-149 (no float meets a bound relative to a subnormal).
  * The SIMD kernels keep each lane's shift and mean in two floats (the reported mean is
  * their sum rounded once), take rstd from M2 in double, and redo a row whose float
  * statistics overflowed or underflowed in double.
@@ -123,10 +129,17 @@ LN_API int ln_forward_f32(const float *x, const float *gamma, const float *beta,
  * dgamma and dbeta within 1e-6 of the largest column's sum of magnitudes (over rows, of
  * |dy * xhat| and of |dy|; where a column's terms cancel, its value can be far smaller:
  * terms of +-60 summing to 0.57 carry 4.8e-6 of it in their own roundings, which only
- * the scalar kernel's double arithmetic avoids). Measured worst: 3.2e-7 dx, 1.5e-7
- * dgamma, 1.1e-7 dbeta. Truth: exact arithmetic on the same inputs with the row's exact mean: the kernels recover the rounding of the saved float
- * mean from the row itself. Rows shorter than 16 columns, and rows whose float sums
- * would overflow, are computed in double.
+ * the scalar kernel's double arithmetic avoids). Measured worst over the tests: 3.2e-7
+ * dx, 1.5e-7 dgamma, 1.1e-7 dbeta. Truth: exact arithmetic on the same inputs with the
+ * row's exact mean: the kernels recover the rounding of the saved float mean from the
+ * row itself (the correction limited to 2^-22 |mean|, the most an offset row needs).
+ * Known exceptions on the SIMD kernels (the audit above): where g = dy * gamma has a
+ * common part far above its spread, g - mean(g) cancels in float (dy = 1 + 0.01 N(0,1),
+ * 65535 columns: dx 6.7e-6); on long rows with a trend and |mean| ~ 75 std (a ramp
+ * 300 +- 7 quantized to bf16, 65536 columns) the float sum that recovers the mean moves
+ * dgamma by 1.3e-5. Where the true dx is subnormal, or only rounding (RMSNorm with one
+ * column), no float result is within 1e-6 of it, on any kernel. Rows shorter than 16
+ * columns, and rows whose float sums would overflow, are computed in double.
  * Checks, in order: rows == 0 no-op; NULL; shape; alias; then LN_ERR_NOMEM if the
  * scratch for dgamma/dbeta (24 bytes per column, columns counted up to a multiple of 16,
  * plus 8 per column for each further 64-row block on threads; 8 with LN_FLAG_ACCUMULATE
