@@ -132,7 +132,8 @@ LN_API int ln_forward_f32(const float *x, const float *gamma, const float *beta,
  * the scalar kernel's double arithmetic avoids). Measured worst over the tests: 3.2e-7
  * dx, 1.5e-7 dgamma, 1.1e-7 dbeta. Truth: exact arithmetic on the same inputs with the
  * row's exact mean: the kernels recover the rounding of the saved float mean from the
- * row itself (the correction limited to 2^-22 |mean|, the most an offset row needs).
+ * row itself (the correction limited to 2^-22 |mean| + 2^-149: what an offset row or a
+ * subnormal mean needs).
  * Known exceptions on the SIMD kernels (the audit above): where g = dy * gamma has a
  * common part far above its spread, g - mean(g) cancels in float (dy = 1 + 0.01 N(0,1),
  * 65535 columns: dx 6.7e-6); on long rows with a trend and |mean| ~ 75 std (a ramp
