@@ -75,8 +75,9 @@ static void note(int slot, int which, double e, size_t cols, unsigned flags)
     if (!(e <= worst[slot][which]))
         worst[slot][which] = e;
     if (!(e <= BOUND))
-        fail_msg("%s, %zu cols, %s: %s error %.3g > %g", slot_name(slot), cols, flags & LN_FLAG_RMS_NORM ? "RMSNorm" :
-                 "LayerNorm", which == 0 ? "dx" : which == 1 ? "dgamma" : "dbeta", e, BOUND);
+        fail_msg("%s, %zu cols, %s: %s error %.3g > %g", slot_name(slot), cols,
+                 flags & LN_FLAG_RMS_NORM ? "RMSNorm" : "LayerNorm",
+                 which == 0 ? "dx" : which == 1 ? "dgamma" : "dbeta", e, BOUND);
 }
 
 /* rows x cols of x (filled by the caller), dy ~ N(0, dys), gamma ~ N(0, 1); statistics from

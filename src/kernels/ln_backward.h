@@ -171,10 +171,10 @@ LN_INLINE unsigned bwd_constants4(ln_bwd_rows *w, const float *mean, const float
     const ln_d4 zero = {0}, r = LN_F4_TO_D4(rf);
     const ln_d4 sg = w->rms ? zero : LN_F4_TO_D4(gf);
     const ln_d4 d0 = w->rms ? zero : LN_F4_TO_D4(df) * inv_n, dd = d0 - d0;
-    /* ln_mean_fix lane by lane: lim = 2^-22 |m| + 2^-149, then d0 limited to [-lim, lim] */
-    const ln_d4 lim = (ln_d4)((ln_l4)(LN_F4_TO_D4(mf) * 0x1p-22) & INT64_MAX) + 0x1p-149;
-    const ln_l4 hi = d0 > lim, lo = d0 < -lim;
-    const ln_d4 dl = (ln_d4)(((ln_l4)d0 & ~(hi | lo)) | ((ln_l4)lim & hi) | ((ln_l4)-lim & lo));
+    ln_d4 dl;
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < 4; i++) /* the single rows' limit itself: the same bits */
+        dl[i] = ln_mean_fix(d0[i], mf[i]);
     const ln_d4 d = (ln_d4)((ln_l4)dl & (dd == zero)); /* dd: 0 where d0 is finite */
     ln_d4 kb = zero, kc = zero;
     if (w->hdx) {
